@@ -1,0 +1,196 @@
+"""Run configuration: YAML files load into frozen dataclasses, one per section.
+
+Unknown sections and keys are rejected with the file and the key's name; values are type-checked.
+Command-line flags override the file through :func:`with_overrides`. The resolved config is stored
+in every checkpoint header (:func:`to_dict`).
+"""
+
+import dataclasses
+import math
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from holdem.games import GAME_NAMES
+
+SAMPLINGS = ("external", "outcome")
+WEIGHTINGS = ("none", "linear", "dcfr")
+CLOCKS = ("iterations", "seconds")
+
+
+class ConfigError(ValueError):
+    """A config file or value is invalid; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    name: str = "leduc"
+
+
+@dataclass(frozen=True)
+class SolverConfig:
+    sampling: str = "external"
+    exploration: float = 0.6
+    weighting: str = "none"
+    discount_interval: float = 1
+    discount_stop: typing.Optional[float] = None
+    schedule_clock: str = "iterations"
+    dcfr_alpha: float = 1.5
+    dcfr_beta: float = 0.0
+    dcfr_gamma: float = 2.0
+    regret_floor: typing.Optional[float] = None
+    prune: bool = False
+    prune_after: float = 0
+    prune_prob: float = 0.95
+    prune_threshold: float = -300_000_000.0
+    average_max_street: typing.Optional[int] = None
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    iters: typing.Optional[int] = None
+    time_budget: typing.Optional[float] = None
+    num_workers: int = 1
+    batch_size: int = 0
+    seed: int = 0
+    snapshot_interval: float = 600.0
+    keep_checkpoints: int = 3
+    progress_interval: float = 5.0
+
+
+@dataclass(frozen=True)
+class Config:
+    game: GameConfig = field(default_factory=GameConfig)
+    solver: SolverConfig = field(default_factory=SolverConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+
+_CHOICES = {
+    ("game", "name"): GAME_NAMES,
+    ("solver", "sampling"): SAMPLINGS,
+    ("solver", "weighting"): WEIGHTINGS,
+    ("solver", "schedule_clock"): CLOCKS,
+}
+_POSITIVE = {("solver", "discount_interval"), ("train", "snapshot_interval"),
+             ("train", "progress_interval"), ("train", "keep_checkpoints")}
+_NON_NEGATIVE = {("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
+                 ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
+                 ("solver", "average_max_street"), ("solver", "discount_stop")}
+_PROBABILITY = {("solver", "exploration"), ("solver", "prune_prob")}
+
+
+def _check_value(source, section, name, tp, value):
+    where = f"{source}: {section}.{name}"
+    optional = typing.get_origin(tp) is typing.Union
+    base = typing.get_args(tp)[0] if optional else tp
+    if value is None:
+        if optional:
+            return None
+        raise ConfigError(f"{where}: a value is required")
+    if base is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    elif base is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+    elif base is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        value = float(value)
+    elif base is str and not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, got {value!r}")
+    key = (section, name)
+    if key in _CHOICES and value not in _CHOICES[key]:
+        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(_CHOICES[key])}")
+    if key in _POSITIVE and value <= 0:
+        raise ConfigError(f"{where}: must be positive, got {value!r}")
+    if key in _NON_NEGATIVE and value < 0:
+        raise ConfigError(f"{where}: must not be negative, got {value!r}")
+    if key in _PROBABILITY and not 0 <= value <= 1:
+        raise ConfigError(f"{where}: must lie in [0, 1], got {value!r}")
+    return value
+
+
+def _build_section(source, section, cls, values):
+    if values is None:
+        values = {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{source}: section {section!r} must be a mapping")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    for name in values:
+        if name not in fields:
+            raise ConfigError(f"{source}: unknown key {section}.{name} "
+                              f"(known: {', '.join(sorted(fields))})")
+    kwargs = {name: _check_value(source, section, name, hints[name], v)
+              for name, v in values.items()}
+    return cls(**kwargs)
+
+
+_SECTIONS = {"game": GameConfig, "solver": SolverConfig, "train": TrainConfig}
+
+
+def from_dict(data, source="<config>"):
+    """A validated :class:`Config` from a nested mapping; missing keys take their defaults."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of sections")
+    for section in data:
+        if section not in _SECTIONS:
+            raise ConfigError(f"{source}: unknown section {section!r} "
+                              f"(known: {', '.join(_SECTIONS)})")
+    return Config(**{name: _build_section(source, name, cls, data.get(name))
+                     for name, cls in _SECTIONS.items()})
+
+
+def load(path):
+    """Load and validate a YAML config file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    return from_dict(data, source=str(path))
+
+
+def default_for_game(name):
+    """The config ``--game NAME`` uses: identical to ``configs/NAME.yaml``."""
+    if name not in GAME_NAMES:
+        raise ConfigError(f"--game: {name!r} is not one of {', '.join(GAME_NAMES)}")
+    return from_dict(GAME_DEFAULTS[name], source=f"defaults for {name}")
+
+
+def to_dict(config):
+    return dataclasses.asdict(config)
+
+
+def with_overrides(config, source="command line", **sections):
+    """A copy with ``sections={'train': {'iters': 10}, ...}`` applied (None values skipped)."""
+    data = to_dict(config)
+    for section, values in sections.items():
+        for name, value in values.items():
+            if value is not None:
+                data[section][name] = value
+    return from_dict(data, source=source)
+
+
+def dump_yaml(config):
+    return yaml.safe_dump(to_dict(config), sort_keys=False)
+
+
+# The defaults of ``--game NAME``. configs/NAME.yaml holds the same values (a test checks).
+GAME_DEFAULTS = {
+    "kuhn": {"game": {"name": "kuhn"},
+             "solver": {"sampling": "external", "weighting": "none"},
+             "train": {"seed": 0}},
+    "leduc": {"game": {"name": "leduc"},
+              "solver": {"sampling": "external", "weighting": "none"},
+              "train": {"seed": 0}},
+}

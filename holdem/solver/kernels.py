@@ -1,0 +1,331 @@
+"""MCCFR kernels: regret matching and iterative external- and outcome-sampling traversals.
+
+One *iteration* is one traversal for each player (the traverser) on one sampled deal.
+
+External sampling (Lanctot et al. 2009, "Monte Carlo Sampling for Regret Minimization"): at the
+traverser's nodes every action is explored; chance and the other players are sampled from the
+current strategy. At a traverser infoset I with strategy sigma and sampled action values u(a),
+v = sum_a sigma(a) u(a) and regret(I, a) += w * (u(a) - v) (Lanctot eq. 4.15). The average
+strategy is accumulated at the other players' nodes: strategy_sum(I) += w_s * sigma(I).
+
+Outcome sampling (ibid., eq. 4.13): one terminal history z is sampled with probability q(z), the
+traverser's actions from (1 - eps) * sigma + eps * uniform; along the path regret(I, a) +=
+w * pi_-i(h) / q(h) * (u~(ha) - u~(h)) with tail estimates u~. The average strategy is updated at
+the next player's nodes with weight pi_-i(h) / q(h).
+
+Traversals are iterative with an explicit stack (a recursive njit function cannot be cached
+safely and ran 2.5-4x slower). Regrets are read from ``read`` and written to ``write``: the same
+store when training in-process, a shared store and a private delta buffer in a worker.
+
+Weighting (linear CFR / Pluribus discounting) is applied as an increasing weight on new
+increments instead of a sweep that shrinks old ones: discounting everything by k/(k+1) at step k
+equals weighting the increments of interval k by k+1 (Brown & Sandholm 2019, "Solving Imperfect-
+Information Games via Discounted Regret Minimization", sec. 3). Regret floor and pruning
+thresholds are given in current-weight units and scaled by w here.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from holdem._jit import njit, njit_inline
+from holdem.games import deal as deal_kernels
+from holdem.solver import rng
+from holdem.store import kernels as store_kernels
+
+SAMPLING_EXTERNAL = 0
+SAMPLING_OUTCOME = 1
+
+WEIGHT_CONSTANT = 0
+WEIGHT_STEPPED = 1
+
+DECISION = 0
+FOLD = 1
+
+NO_FLOOR = -3.0e38
+
+Params = namedtuple("Params", [
+    "sampling", "exploration",
+    "weight_mode", "weight_interval", "weight_stop", "fixed_weight",
+    "regret_floor", "prune_start", "prune_prob", "prune_threshold",
+    "avg_max_street", "is_delta",
+])
+
+Workspace = namedtuple("Workspace", [
+    "node", "next_action", "row", "sigma", "util", "explored",
+    "action", "sample_prob", "opp_reach", "sample_reach", "buckets", "strength", "deck",
+    "visits",
+])
+
+
+def make_workspace(max_depth, max_actions, num_players, num_streets, deck_size):
+    d, a = max_depth + 1, max(1, max_actions)
+    return Workspace(
+        node=np.zeros(d, np.int64), next_action=np.zeros(d, np.int64), row=np.zeros(d, np.int64),
+        sigma=np.zeros((d, a), np.float64), util=np.zeros((d, a), np.float64),
+        explored=np.zeros((d, a), np.bool_), action=np.zeros(d, np.int64),
+        sample_prob=np.zeros(d, np.float64), opp_reach=np.zeros(d, np.float64),
+        sample_reach=np.zeros(d, np.float64),
+        buckets=np.zeros((num_players, num_streets), np.int64),
+        strength=np.zeros(num_players, np.int64), deck=np.zeros(max(1, deck_size), np.int64),
+        visits=np.zeros(1, np.int64),
+    )
+
+
+@njit_inline
+def iteration_weight(params, t):
+    """Weight of iteration ``t`` (0-based, cumulative over the run)."""
+    if params.weight_mode == WEIGHT_STEPPED:
+        s = t if t < params.weight_stop else params.weight_stop
+        return np.float64(s // params.weight_interval + 1)
+    return params.fixed_weight
+
+
+@njit_inline
+def regret_matching(regrets, offset, num_actions, out):
+    """out[:n] = positive part of regrets, normalized; uniform if none is positive."""
+    total = 0.0
+    for a in range(num_actions):
+        r = regrets[offset + a]
+        r = r if r > 0.0 else 0.0
+        out[a] = r
+        total += r
+    if total > 0.0:
+        inv = 1.0 / total
+        for a in range(num_actions):
+            out[a] *= inv
+    else:
+        u = 1.0 / num_actions
+        for a in range(num_actions):
+            out[a] = u
+
+
+@njit_inline
+def _current_strategy(read, key, num_actions, out):
+    row = store_kernels.find_row(read, key)
+    if row < 0:
+        u = 1.0 / num_actions
+        for a in range(num_actions):
+            out[a] = u
+    else:
+        regret_matching(read.regrets, read.row_offset[row], num_actions, out)
+
+
+@njit_inline
+def _sample(probs, n, state):
+    x = rng.uniform(state)
+    acc = 0.0
+    for a in range(n - 1):
+        acc += probs[a]
+        if x < acc:
+            return a
+    return n - 1
+
+
+@njit_inline
+def terminal_utility(tree, node, player, strength):
+    """Chips won by ``player`` at a two-player terminal (zero-sum)."""
+    contrib = tree.contrib
+    other = 1 - player
+    if tree.kind[node] == FOLD:
+        folder = tree.player[node]
+        return -contrib[node, player] if folder == player else contrib[node, other]
+    if strength[player] > strength[other]:
+        return contrib[node, other]
+    if strength[player] < strength[other]:
+        return -contrib[node, player]
+    return 0.5 * (contrib[node, other] - contrib[node, player])
+
+
+@njit_inline
+def _infoset_key(tree, node, buckets, stride):
+    p = tree.player[node]
+    return np.int64(tree.history[node]) * stride + buckets[p, tree.street[node]]
+
+
+@njit_inline
+def _add_strategy(write, key, num_actions, sigma, weight):
+    row = store_kernels.find_or_insert_row(write, key, num_actions)
+    off = write.row_offset[row]
+    for a in range(num_actions):
+        write.strategy_sum[off + a] += weight * sigma[a]
+
+
+@njit
+def external_traverse(tree, stride, last_street, read, write, params, ws, traverser, w, prune,
+                      state):
+    """One external-sampling traversal for ``traverser``; returns its sampled value."""
+    d = 0
+    ws.node[0] = 0
+    ws.next_action[0] = -1
+    floor = params.regret_floor * w if params.regret_floor > NO_FLOOR else NO_FLOOR
+    threshold = params.prune_threshold * w
+    ret = 0.0
+    while True:
+        node = ws.node[d]
+        if ws.next_action[d] < 0:
+            if tree.kind[node] != DECISION:
+                ret = terminal_utility(tree, node, traverser, ws.strength)
+                d -= 1
+                if d < 0:
+                    return ret
+                ws.util[d, ws.next_action[d] - 1] = ret
+                continue
+            ws.visits[0] += 1
+            p = tree.player[node]
+            na = tree.num_actions[node]
+            key = _infoset_key(tree, node, ws.buckets, stride)
+            sigma = ws.sigma[d]
+            if p != traverser:
+                _current_strategy(read, key, na, sigma)
+                if tree.street[node] <= params.avg_max_street:
+                    _add_strategy(write, key, na, sigma, w)
+                ws.node[d] = tree.child_start[node] + _sample(sigma, na, state)
+                continue
+            row = store_kernels.find_or_insert_row(write, key, na)
+            ws.row[d] = row
+            if params.is_delta:
+                _current_strategy(read, key, na, sigma)
+            else:
+                regret_matching(read.regrets, read.row_offset[row], na, sigma)
+            # Pluribus skips actions whose regret is below the threshold, except on the last
+            # street and for actions that end the hand; the regret is read from the store the
+            # strategy came from.
+            rrow = -1
+            if prune and tree.street[node] != last_street:
+                rrow = row if not params.is_delta else store_kernels.find_row(read, key)
+            child0 = tree.child_start[node]
+            for a in range(na):
+                ws.explored[d, a] = not (
+                    rrow >= 0 and tree.kind[child0 + a] == DECISION
+                    and read.regrets[read.row_offset[rrow] + a] < threshold)
+            ws.next_action[d] = 0
+        na = tree.num_actions[node]
+        a = ws.next_action[d]
+        while a < na and not ws.explored[d, a]:
+            a += 1
+        if a < na:
+            ws.next_action[d] = a + 1
+            d += 1
+            ws.node[d] = tree.child_start[node] + a
+            ws.next_action[d] = -1
+            continue
+        v = 0.0
+        for a in range(na):
+            if ws.explored[d, a]:
+                v += ws.sigma[d, a] * ws.util[d, a]
+        off = write.row_offset[ws.row[d]]
+        for a in range(na):
+            if ws.explored[d, a]:
+                r = write.regrets[off + a] + w * (ws.util[d, a] - v)
+                if not params.is_delta and r < floor:
+                    r = floor
+                write.regrets[off + a] = r
+        ret = v
+        d -= 1
+        if d < 0:
+            return ret
+        ws.util[d, ws.next_action[d] - 1] = ret
+
+
+@njit
+def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state):
+    """One outcome-sampling traversal for ``traverser``; returns its importance-weighted value."""
+    num_players = ws.strength.shape[0]
+    avg_player = (traverser + 1) % num_players
+    eps = params.exploration
+    floor = params.regret_floor * w if params.regret_floor > NO_FLOOR else NO_FLOOR
+    node = 0
+    d = 0
+    opp_reach = 1.0
+    sample_reach = 1.0
+    while tree.kind[node] == DECISION:
+        ws.visits[0] += 1
+        p = tree.player[node]
+        na = tree.num_actions[node]
+        key = _infoset_key(tree, node, ws.buckets, stride)
+        sigma = ws.sigma[d]
+        if p == traverser:
+            row = store_kernels.find_or_insert_row(write, key, na)
+            ws.row[d] = row
+            if params.is_delta:
+                _current_strategy(read, key, na, sigma)
+            else:
+                regret_matching(read.regrets, read.row_offset[row], na, sigma)
+            probs = ws.util[d]
+            for a in range(na):
+                probs[a] = (1.0 - eps) * sigma[a] + eps / na
+            a = _sample(probs, na, state)
+            q = probs[a]
+        else:
+            _current_strategy(read, key, na, sigma)
+            if p == avg_player and tree.street[node] <= params.avg_max_street:
+                _add_strategy(write, key, na, sigma, w * opp_reach / sample_reach)
+            a = _sample(sigma, na, state)
+            q = sigma[a]
+        ws.node[d] = node
+        ws.action[d] = a
+        ws.sample_prob[d] = q
+        ws.opp_reach[d] = opp_reach
+        ws.sample_reach[d] = sample_reach
+        if p != traverser:
+            opp_reach *= sigma[a]
+        sample_reach *= q
+        node = tree.child_start[node] + a
+        d += 1
+    value = terminal_utility(tree, node, traverser, ws.strength)
+    for i in range(d - 1, -1, -1):
+        n = ws.node[i]
+        a_star = ws.action[i]
+        child = value / ws.sample_prob[i]
+        value = ws.sigma[i, a_star] * child
+        if tree.player[n] == traverser:
+            scale = w * ws.opp_reach[i] / ws.sample_reach[i]
+            off = write.row_offset[ws.row[i]]
+            for a in range(tree.num_actions[n]):
+                cf = child if a == a_star else 0.0
+                r = write.regrets[off + a] + scale * (cf - value)
+                if not params.is_delta and r < floor:
+                    r = floor
+                write.regrets[off + a] = r
+    return value
+
+
+@njit
+def run_iterations(tree, deal, stride, last_street, read, write, params, ws, state, t0, n,
+                   max_new_rows, max_new_entries, utility_out):
+    """Run up to ``n`` iterations starting at global iteration ``t0``.
+
+    Stops early, at an iteration boundary, when ``write`` may not hold another iteration's new
+    infosets (the caller grows it and calls again). Player 0's sampled value of iteration i is
+    written to ``utility_out[i]``. Returns the number of iterations run.
+    """
+    num_players = ws.strength.shape[0]
+    for i in range(n):
+        if not store_kernels.has_headroom(write, max_new_rows, max_new_entries):
+            return i
+        t = t0 + i
+        w = iteration_weight(params, t)
+        deal_kernels.deal(deal, state, ws.deck, ws.buckets, ws.strength)
+        prune = t >= params.prune_start and rng.uniform(state) < params.prune_prob
+        for traverser in range(num_players):
+            if params.sampling == SAMPLING_EXTERNAL:
+                v = external_traverse(tree, stride, last_street, read, write, params, ws,
+                                      traverser, w, prune, state)
+            else:
+                v = outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
+            if traverser == 0:
+                utility_out[i] = v
+    return n
+
+
+@njit
+def discount_sweep(store, positive_factor, negative_factor, strategy_factor):
+    """DCFR discount over the whole store (Brown & Sandholm 2019, eq. 2): positive regrets times
+    ``positive_factor``, negative ones times ``negative_factor``, strategy sums times
+    ``strategy_factor``. O(entries); the solver calls it once per discount interval."""
+    e = store.meta[1]
+    for i in range(e):
+        r = store.regrets[i]
+        store.regrets[i] = r * (positive_factor if r > 0.0 else negative_factor)
+        store.strategy_sum[i] *= strategy_factor

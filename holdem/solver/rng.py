@@ -1,0 +1,57 @@
+"""Per-worker random numbers for kernels: xoshiro256** on a uint64[4] state array.
+
+The state is an ordinary array passed into kernels (never numba's or numpy's global RNG), so it can
+be checkpointed and restored bit for bit. Seeds come from ``np.random.SeedSequence``; every
+constant is ``np.uint64`` (mixing int64 and uint64 silently yields float64 in numba).
+"""
+
+import numpy as np
+
+from holdem._jit import njit_inline as njit
+
+_ONE = np.uint64(1)
+_SHIFT17 = np.uint64(17)
+_SHIFT11 = np.uint64(11)
+_NINE = np.uint64(9)
+_FIVE = np.uint64(5)
+_R7 = np.uint64(7)
+_R45 = np.uint64(45)
+_INV53 = 1.0 / 9007199254740992.0   # 2**-53
+
+
+def make_states(seed, num_streams):
+    """``num_streams`` independent states (uint64[num_streams, 4]) from one integer seed."""
+    children = np.random.SeedSequence(int(seed)).spawn(int(num_streams))
+    states = np.stack([c.generate_state(4, dtype=np.uint64) for c in children])
+    states[np.all(states == 0, axis=1), 0] = 1        # the all-zero state is a fixed point
+    return states
+
+
+@njit
+def _rotl(x, k):
+    return (x << k) | (x >> (np.uint64(64) - k))
+
+
+@njit
+def next_u64(s):
+    result = _rotl(s[1] * _FIVE, _R7) * _NINE
+    t = s[1] << _SHIFT17
+    s[2] ^= s[0]
+    s[3] ^= s[1]
+    s[1] ^= s[2]
+    s[0] ^= s[3]
+    s[2] ^= t
+    s[3] = _rotl(s[3], _R45)
+    return result
+
+
+@njit
+def uniform(s):
+    """A float64 in [0, 1)."""
+    return np.float64(next_u64(s) >> _SHIFT11) * _INV53
+
+
+@njit
+def below(s, n):
+    """An integer in [0, n) (n small; the modulo bias is below 2**-50)."""
+    return np.int64((next_u64(s) >> _SHIFT11) % np.uint64(n))

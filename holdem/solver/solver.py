@@ -1,0 +1,170 @@
+"""The in-process solver: owns a game, a regret store, the RNG state and the schedules.
+
+:meth:`Solver.run` runs iterations in batches through :func:`holdem.solver.kernels.run_iterations`;
+between calls it grows the store, applies DCFR discount sweeps at interval boundaries and records
+player 0's sampled utility in a bounded ring buffer. The parallel runtime uses the same kernels with
+a read store and a per-worker delta buffer.
+"""
+
+import math
+
+import numpy as np
+
+from holdem.solver import kernels, rng
+from holdem.store.store import RegretStore
+
+NEVER = np.iinfo(np.int64).max
+
+
+class RingBuffer:
+    """The last ``capacity`` float values (bounded: memory does not grow with training)."""
+
+    def __init__(self, capacity):
+        self.values = np.zeros(int(capacity), dtype=np.float64)
+        self.count = 0
+
+    def extend(self, values):
+        values = np.asarray(values, dtype=np.float64)
+        cap = self.values.shape[0]
+        if values.shape[0] >= cap:
+            self.values[:] = values[-cap:]
+            self.count += values.shape[0]
+            return
+        start = self.count % cap
+        first = min(cap - start, values.shape[0])
+        self.values[start:start + first] = values[:first]
+        self.values[:values.shape[0] - first] = values[first:]
+        self.count += values.shape[0]
+
+    def mean(self):
+        n = min(self.count, self.values.shape[0])
+        return float(self.values[:n].mean()) if n else float("nan")
+
+
+def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0):
+    """Kernel parameters from a :class:`holdem.config.SolverConfig`.
+
+    With ``schedule_clock: seconds`` the weight and the pruning switch are fixed for a batch from
+    the run's cumulative training time ``elapsed``.
+    """
+    by_time = solver_cfg.schedule_clock == "seconds"
+    stop = solver_cfg.discount_stop
+    mode, interval, stop_i, fixed = kernels.WEIGHT_CONSTANT, 1, NEVER, 1.0
+    if solver_cfg.weighting == "linear":
+        if by_time:
+            t = elapsed if stop is None else min(elapsed, stop)
+            fixed = float(math.floor(t / solver_cfg.discount_interval) + 1)
+        else:
+            mode = kernels.WEIGHT_STEPPED
+            interval = max(1, int(solver_cfg.discount_interval))
+            stop_i = NEVER if stop is None else int(stop)
+    prune_start = NEVER
+    if solver_cfg.prune:
+        if by_time:
+            prune_start = 0 if elapsed >= solver_cfg.prune_after else NEVER
+        else:
+            prune_start = int(solver_cfg.prune_after)
+    floor = kernels.NO_FLOOR if solver_cfg.regret_floor is None else float(solver_cfg.regret_floor)
+    avg_max = num_streets - 1 if solver_cfg.average_max_street is None else int(
+        solver_cfg.average_max_street)
+    return kernels.Params(
+        sampling=kernels.SAMPLING_EXTERNAL if solver_cfg.sampling == "external"
+        else kernels.SAMPLING_OUTCOME,
+        exploration=float(solver_cfg.exploration),
+        weight_mode=mode, weight_interval=np.int64(interval), weight_stop=np.int64(stop_i),
+        fixed_weight=fixed, regret_floor=floor, prune_start=np.int64(prune_start),
+        prune_prob=float(solver_cfg.prune_prob), prune_threshold=float(solver_cfg.prune_threshold),
+        avg_max_street=np.int64(avg_max), is_delta=bool(is_delta),
+    )
+
+
+class DcfrSchedule:
+    """When and by how much DCFR discounts (a sweep over the store once per interval)."""
+
+    def __init__(self, solver_cfg):
+        self.cfg = solver_cfg
+        self.enabled = solver_cfg.weighting == "dcfr"
+        self.steps = 0                      # discount sweeps applied so far
+
+    def due(self, iterations, elapsed):
+        """Number of sweeps owed at this point of the run."""
+        if not self.enabled:
+            return 0
+        clock = elapsed if self.cfg.schedule_clock == "seconds" else iterations
+        if self.cfg.discount_stop is not None:
+            clock = min(clock, self.cfg.discount_stop)
+        return max(0, int(clock // self.cfg.discount_interval) - self.steps)
+
+    def next_boundary(self, iterations):
+        """Iterations until the next sweep (iteration clock), or None."""
+        if not self.enabled or self.cfg.schedule_clock != "iterations":
+            return None
+        interval = int(max(1, self.cfg.discount_interval))
+        nxt = (self.steps + 1) * interval
+        if self.cfg.discount_stop is not None and nxt > self.cfg.discount_stop:
+            return None
+        return max(1, nxt - iterations)
+
+    def apply(self, store, count):
+        a, b, g = self.cfg.dcfr_alpha, self.cfg.dcfr_beta, self.cfg.dcfr_gamma
+        for _ in range(count):
+            self.steps += 1
+            t = float(self.steps)
+            kernels.discount_sweep(store.arrays, t ** a / (t ** a + 1.0), t ** b / (t ** b + 1.0),
+                                   (t / (t + 1.0)) ** g)
+
+
+class Solver:
+    """Single-process MCCFR over one game and one store."""
+
+    def __init__(self, game, config, store=None, rng_state=None, iterations=0, elapsed=0.0,
+                 dcfr_steps=0, utility_window=10_000):
+        self.game = game
+        self.config = config
+        self.store = store if store is not None else RegretStore(
+            row_capacity=4 * game.num_decision_nodes)
+        self.rng_state = (rng.make_states(config.train.seed, 1)[0] if rng_state is None
+                          else np.array(rng_state, dtype=np.uint64))
+        self.iterations = int(iterations)
+        self.elapsed = float(elapsed)
+        self.dcfr = DcfrSchedule(config.solver)
+        self.dcfr.steps = int(dcfr_steps)
+        self.utility = RingBuffer(utility_window)
+        self.workspace = kernels.make_workspace(game.max_depth, game.max_actions,
+                                                game.num_players, game.num_streets,
+                                                game.deck_size)
+        self._utility_out = np.zeros(1, dtype=np.float64)
+
+    def params(self):
+        return make_params(self.config.solver, self.game.num_streets, elapsed=self.elapsed)
+
+    def run(self, n):
+        """Run ``n`` iterations; return how many ran (always ``n``)."""
+        n = int(n)
+        done = 0
+        game = self.game
+        store = self.store
+        if self._utility_out.shape[0] < n:
+            self._utility_out = np.zeros(n, dtype=np.float64)
+        while done < n:
+            owed = self.dcfr.due(self.iterations, self.elapsed)
+            if owed:
+                self.dcfr.apply(store, owed)
+            todo = n - done
+            boundary = self.dcfr.next_boundary(self.iterations)
+            if boundary is not None:
+                todo = min(todo, boundary)
+            store.reserve(game.max_new_rows, game.max_new_entries)
+            ran = kernels.run_iterations(
+                game.tree, game.deal, np.int64(game.bucket_stride),
+                np.int64(game.num_streets - 1), store.arrays, store.arrays, self.params(),
+                self.workspace, self.rng_state, np.int64(self.iterations), np.int64(todo),
+                np.int64(game.max_new_rows), np.int64(game.max_new_entries),
+                self._utility_out[done:])
+            self.utility.extend(self._utility_out[done:done + ran])
+            self.iterations += int(ran)
+            done += int(ran)
+        owed = self.dcfr.due(self.iterations, self.elapsed)
+        if owed:
+            self.dcfr.apply(store, owed)
+        return done

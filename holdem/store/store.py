@@ -1,0 +1,153 @@
+"""The regret store: cumulative regrets and strategy sums per (infoset, action).
+
+A :class:`RegretStore` owns the flat arrays described in :mod:`holdem.store.kernels` and grows
+them (doubling) between kernel calls; kernels only ever write inside the capacity they were given.
+The same class serves as a worker's sparse *delta* buffer: cleared after each batch, its used
+prefix is exactly the batch's delta (keys, num_actions, regret and strategy increments).
+"""
+
+import numpy as np
+
+from holdem.store import kernels
+from holdem.store.kernels import StoreArrays
+
+ROW_BYTES = 8 + 8 + 1            # row_key + row_offset + row_num_actions
+SLOT_BYTES = 8 + 4               # table_keys + table_rows
+ENTRY_BYTES = 4 + 8              # float32 regret + float64 strategy sum
+
+
+def _pow2_at_least(n):
+    return 1 << max(4, int(n - 1).bit_length())
+
+
+class RegretStore:
+    """Growable hash-indexed store. ``arrays`` is the namedtuple the kernels take."""
+
+    def __init__(self, row_capacity=1024, entry_capacity=None):
+        row_capacity = max(16, int(row_capacity))
+        if entry_capacity is None:
+            entry_capacity = 4 * row_capacity
+        self.arrays = self._allocate(row_capacity, int(entry_capacity))
+
+    @staticmethod
+    def _allocate(row_capacity, entry_capacity, table_capacity=None):
+        if table_capacity is None:
+            table_capacity = _pow2_at_least(2 * row_capacity)
+        return StoreArrays(
+            table_keys=np.full(table_capacity, kernels.EMPTY, dtype=np.int64),
+            table_rows=np.zeros(table_capacity, dtype=np.int32),
+            row_key=np.zeros(row_capacity, dtype=np.int64),
+            row_offset=np.zeros(row_capacity, dtype=np.int64),
+            row_num_actions=np.zeros(row_capacity, dtype=np.int8),
+            regrets=np.zeros(entry_capacity, dtype=np.float32),
+            strategy_sum=np.zeros(entry_capacity, dtype=np.float64),
+            meta=np.zeros(2, dtype=np.int64),
+        )
+
+    # -- size ------------------------------------------------------------------------------
+    @property
+    def num_infosets(self):
+        return int(self.arrays.meta[0])
+
+    @property
+    def num_entries(self):
+        return int(self.arrays.meta[1])
+
+    @property
+    def nbytes(self):
+        """Bytes allocated by the store's arrays (capacity, not just what is used)."""
+        return int(sum(a.nbytes for a in self.arrays))
+
+    @property
+    def used_bytes(self):
+        """Bytes the used rows and entries would take in a tightly packed store."""
+        return self.num_infosets * (ROW_BYTES + 2 * SLOT_BYTES) + self.num_entries * ENTRY_BYTES
+
+    # -- growth ----------------------------------------------------------------------------
+    def reserve(self, new_rows, new_entries):
+        """Grow (by doubling) so that ``new_rows`` more rows with ``new_entries`` entries fit."""
+        a = self.arrays
+        need_rows = self.num_infosets + int(new_rows)
+        need_entries = self.num_entries + int(new_entries)
+        row_cap = a.row_key.shape[0]
+        entry_cap = a.regrets.shape[0]
+        table_cap = a.table_keys.shape[0]
+        if need_rows <= row_cap and need_entries <= entry_cap and 2 * need_rows <= table_cap:
+            return False
+        while row_cap < need_rows:
+            row_cap *= 2
+        while entry_cap < need_entries:
+            entry_cap *= 2
+        table_cap = max(table_cap, _pow2_at_least(2 * row_cap))
+        self._resize(row_cap, entry_cap, table_cap)
+        return True
+
+    def _resize(self, row_cap, entry_cap, table_cap):
+        old = self.arrays
+        new = self._allocate(row_cap, entry_cap, table_cap)
+        rows, entries = self.num_infosets, self.num_entries
+        for name in ("row_key", "row_offset", "row_num_actions"):
+            getattr(new, name)[:rows] = getattr(old, name)[:rows]
+        new.regrets[:entries] = old.regrets[:entries]
+        new.strategy_sum[:entries] = old.strategy_sum[:entries]
+        new.meta[:] = old.meta
+        kernels.rebuild_index(new)
+        self.arrays = new
+
+    def clear(self):
+        """Forget every row (used for per-batch delta buffers). Capacity is kept."""
+        self.arrays.table_keys.fill(kernels.EMPTY)
+        self.arrays.meta[:] = 0
+
+    # -- access ----------------------------------------------------------------------------
+    def row_of(self, key):
+        """Row index of ``key`` or -1."""
+        return int(kernels.find_row(self.arrays, np.int64(key)))
+
+    def used(self):
+        """Views of the used prefix: (keys, num_actions, offsets, regrets, strategy_sum)."""
+        a = self.arrays
+        r, e = self.num_infosets, self.num_entries
+        return (a.row_key[:r], a.row_num_actions[:r], a.row_offset[:r], a.regrets[:e],
+                a.strategy_sum[:e])
+
+    def merge(self, keys, num_actions, regret_delta, strategy_delta, regret_floor=None):
+        """Add a sparse delta (see :func:`holdem.store.kernels.merge_delta`); grows as needed.
+
+        Shapes and dtypes are validated here, so a malformed delta raises ``ValueError`` before
+        anything is written.
+        """
+        keys, num_actions, regret_delta, strategy_delta = validate_delta(
+            keys, num_actions, regret_delta, strategy_delta)
+        self.reserve(keys.shape[0], regret_delta.shape[0])
+        floor = -np.inf if regret_floor is None else float(regret_floor)
+        kernels.merge_delta(self.arrays, keys, num_actions, regret_delta, strategy_delta, floor)
+
+    @classmethod
+    def from_arrays(cls, keys, num_actions, regrets, strategy_sum):
+        """A store holding exactly these rows (used when loading a checkpoint)."""
+        store = cls(row_capacity=max(16, len(keys)), entry_capacity=max(64, len(regrets)))
+        store.merge(keys, num_actions, regrets, strategy_sum)
+        return store
+
+
+def validate_delta(keys, num_actions, regret_delta, strategy_delta):
+    """Check a delta's shapes, dtypes and consistency; return contiguous arrays or raise."""
+    try:
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        num_actions = np.ascontiguousarray(num_actions, dtype=np.int8)
+        regret_delta = np.ascontiguousarray(regret_delta, dtype=np.float32)
+        strategy_delta = np.ascontiguousarray(strategy_delta, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"malformed delta: {exc}") from None
+    if keys.ndim != 1 or num_actions.shape != keys.shape:
+        raise ValueError("malformed delta: keys and num_actions must be 1-D of equal length")
+    if regret_delta.ndim != 1 or strategy_delta.shape != regret_delta.shape:
+        raise ValueError("malformed delta: regret and strategy deltas must be 1-D of equal length")
+    if keys.size and (keys.min() < 0 or num_actions.min() < 1):
+        raise ValueError("malformed delta: negative key or empty action set")
+    if int(num_actions.sum(dtype=np.int64)) != regret_delta.shape[0]:
+        raise ValueError("malformed delta: sum(num_actions) does not match the value arrays")
+    if not (np.isfinite(regret_delta).all() and np.isfinite(strategy_delta).all()):
+        raise ValueError("malformed delta: non-finite values")
+    return keys, num_actions, regret_delta, strategy_delta
