@@ -16,8 +16,9 @@ Kernels stay iterative: numba's cache can crash when loading recursive functions
 
 numba keys its cache on the source file of the cached function only, so a change in a kernel it
 calls (or inlines) from another file would load stale machine code. We therefore point numba's
-cache at a directory named after a digest of every source file of the package (unless the user set
-``NUMBA_CACHE_DIR``): any change to holdem's code selects a fresh cache.
+cache at a directory named after a digest of every kernel module of the package (those importing
+this module), unless the user set ``NUMBA_CACHE_DIR``: any change to a kernel selects a fresh
+cache.
 """
 
 import hashlib
@@ -31,8 +32,10 @@ def _source_digest():
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256(numba.__version__.encode())
     for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
+        text = path.read_bytes()
+        if b"holdem._jit" in text:          # only modules that hold kernels
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(text)
     return digest.hexdigest()[:16]
 
 

@@ -1,0 +1,260 @@
+"""Checkpoint files: a msgpack header and raw little-endian arrays. Never pickles.
+
+Byte layout (version 1)::
+
+    offset 0   8 bytes   magic b"HOLDEMCK"
+    offset 8   uint32    format version (little-endian)
+    offset 12  uint32    header length H
+    offset 16  H bytes   header: msgpack map (strings, numbers, lists, maps only)
+    16 + H     uint32    CRC-32 of the header bytes
+    ...        arrays, each starting at a 64-byte aligned offset named in the header
+
+The header holds ``format``, ``created``, ``versions`` (holdem, numba, numpy, python), ``game``,
+``config`` (the resolved config), ``iterations``, ``elapsed`` (training seconds, cumulative),
+``schedule`` (e.g. DCFR steps), ``rng`` (RNG states as lists of ints), ``stats`` and ``arrays``: for
+each array its ``name``, ``dtype`` (from an allow-list), ``shape``, ``offset``, ``nbytes`` and
+``crc32``. The loader checks magic and version before anything else, then the header CRC, every
+array's bounds and CRC, and reports problems as :class:`CheckpointError` naming the file and the
+field. Writes go to a hidden temporary file in the same directory, are fsynced, then renamed over
+the final name (atomic on POSIX); loaders never pick the temporary name.
+
+Files are named ``ckpt-<iterations, 12 digits>.ckpt`` inside ``<logdir>/checkpoints/``.
+"""
+
+import os
+import platform
+import re
+import struct
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgpack
+import numpy as np
+
+MAGIC = b"HOLDEMCK"
+FORMAT_VERSION = 1
+SUFFIX = ".ckpt"
+NAME_RE = re.compile(r"^ckpt-(\d{12})\.ckpt$")
+_ALIGN = 64
+_ALLOWED_DTYPES = {"<i1", "<i4", "<i8", "<u8", "<f4", "<f8", "|i1", "|b1", "|u1"}
+_PREFIX = struct.Struct("<8sII")
+_MAX_HEADER = 64 << 20
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file is missing, truncated, corrupt or of another format."""
+
+
+@dataclass
+class Checkpoint:
+    """A loaded checkpoint: the header mapping and the named arrays."""
+
+    path: Path
+    header: dict
+    arrays: dict
+
+    @property
+    def iterations(self):
+        return int(self.header["iterations"])
+
+
+def versions():
+    import numba
+
+    from holdem import __version__
+    return {"holdem": __version__, "numba": numba.__version__, "numpy": np.__version__,
+            "python": platform.python_version()}
+
+
+def checkpoint_name(iterations):
+    return f"ckpt-{int(iterations):012d}{SUFFIX}"
+
+
+def _pad(n):
+    return (-n) % _ALIGN
+
+
+def save(path, header, arrays):
+    """Write ``header`` (a msgpack-able dict) and ``arrays`` (name -> ndarray) atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = dict(header)
+    header.setdefault("format", FORMAT_VERSION)
+    header.setdefault("created", time.time())
+    header.setdefault("versions", versions())
+    specs = []
+    blobs = []
+    for name, arr in arrays.items():
+        arr = np.ascontiguousarray(arr)
+        if arr.dtype.byteorder == ">":
+            arr = arr.astype(arr.dtype.newbyteorder("<"))
+        blobs.append(arr)
+        specs.append({"name": name, "dtype": arr.dtype.str, "shape": list(arr.shape),
+                      "nbytes": int(arr.nbytes), "crc32": zlib.crc32(memoryview(arr).cast("B"))})
+    # Offsets depend on the header length, which depends on the offsets: fix the header size by
+    # laying out offsets relative to an aligned data start computed with a generous bound.
+    header["arrays"] = specs
+    for spec in specs:
+        spec["offset"] = 0
+    draft = msgpack.packb(header, use_bin_type=True)
+    data_start = _PREFIX.size + len(draft) + 4 + 16 * len(specs) + 64
+    data_start += _pad(data_start)
+    offset = data_start
+    for spec in specs:
+        spec["offset"] = offset
+        offset += spec["nbytes"] + _pad(spec["nbytes"])
+    packed = msgpack.packb(header, use_bin_type=True)
+    head = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(packed)) + packed + struct.pack(
+        "<I", zlib.crc32(packed))
+    if len(head) > data_start:
+        raise AssertionError("checkpoint header outgrew its reserved space")
+    fd, tmp = tempfile.mkstemp(prefix=".ckpt-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(head)
+            f.write(b"\0" * (data_start - len(head)))
+            for spec, arr in zip(specs, blobs):
+                f.write(memoryview(arr).cast("B"))
+                f.write(b"\0" * _pad(spec["nbytes"]))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+    return path
+
+
+def _fail(path, field, message):
+    raise CheckpointError(f"checkpoint {path}: {field}: {message}")
+
+
+def read_header(path):
+    """Validate the prefix and header of ``path``; return (header dict, file size)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            prefix = f.read(_PREFIX.size)
+            if len(prefix) < _PREFIX.size:
+                _fail(path, "file", f"truncated ({size} bytes): not a holdem checkpoint")
+            magic, version, hlen = _PREFIX.unpack(prefix)
+            if magic != MAGIC:
+                _fail(path, "magic", "not a holdem checkpoint")
+            if version != FORMAT_VERSION:
+                _fail(path, "format", f"version {version} is not supported "
+                      f"(this holdem reads version {FORMAT_VERSION})")
+            if hlen > _MAX_HEADER or _PREFIX.size + hlen + 4 > size:
+                _fail(path, "header", f"length {hlen} runs past the end of the file "
+                      f"({size} bytes): the file is truncated or corrupt")
+            packed = f.read(hlen)
+            (crc,) = struct.unpack("<I", f.read(4))
+    except OSError as exc:
+        raise CheckpointError(f"checkpoint {path}: cannot read: {exc.strerror}") from None
+    if zlib.crc32(packed) != crc:
+        _fail(path, "header", "checksum mismatch: the file is corrupt")
+    try:
+        header = msgpack.unpackb(packed, raw=False, strict_map_key=True)
+    except Exception as exc:  # msgpack raises several types; none of them can run code
+        _fail(path, "header", f"not valid msgpack ({exc})")
+    if not isinstance(header, dict):
+        _fail(path, "header", "not a mapping")
+    for field, kind in (("iterations", int), ("game", str), ("config", dict), ("arrays", list)):
+        if not isinstance(header.get(field), kind):
+            _fail(path, field, f"missing or not a {kind.__name__}")
+    return header, size
+
+
+def load(path, mmap=False):
+    """Load and fully validate a checkpoint file. With ``mmap`` arrays are read-only memory maps
+    (the CRCs are still checked, which reads the file once)."""
+    path = Path(path)
+    header, size = read_header(path)
+    arrays = {}
+    for i, spec in enumerate(header["arrays"]):
+        field = f"arrays[{i}]"
+        try:
+            name, dtype, shape = spec["name"], spec["dtype"], tuple(spec["shape"])
+            offset, nbytes, crc = int(spec["offset"]), int(spec["nbytes"]), int(spec["crc32"])
+        except (KeyError, TypeError, ValueError):
+            _fail(path, field, "malformed array description")
+        if dtype not in _ALLOWED_DTYPES:
+            _fail(path, f"{field}.dtype", f"{dtype!r} is not allowed")
+        dt = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if count < 0 or count * dt.itemsize != nbytes:
+            _fail(path, f"{field}.shape", f"{shape} does not match nbytes {nbytes}")
+        if offset < 0 or offset + nbytes > size:
+            _fail(path, name, f"data runs past the end of the file ({size} bytes): truncated")
+        if mmap and nbytes:
+            arr = np.memmap(path, dtype=dt, mode="r", offset=offset, shape=shape)
+        else:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                buf = f.read(nbytes)
+            if len(buf) != nbytes:
+                _fail(path, name, "truncated")
+            arr = np.frombuffer(buf, dtype=dt).reshape(shape)
+        if zlib.crc32(memoryview(np.ascontiguousarray(arr)).cast("B")) != crc:
+            _fail(path, name, "checksum mismatch: the file is corrupt")
+        arrays[name] = arr
+    return Checkpoint(path=path, header=header, arrays=arrays)
+
+
+def checkpoint_dir(logdir):
+    return Path(logdir) / "checkpoints"
+
+
+def list_checkpoints(directory):
+    """Complete checkpoint files in ``directory``, oldest (fewest iterations) first."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    found = []
+    for entry in directory.iterdir():
+        m = NAME_RE.match(entry.name)
+        if m and entry.is_file():
+            found.append((int(m.group(1)), entry))
+    return [p for _, p in sorted(found)]
+
+
+def resolve(path):
+    """A checkpoint file from a file path or a logdir (its checkpoint with the most iterations)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        for directory in (checkpoint_dir(path), path):
+            found = list_checkpoints(directory)
+            if found:
+                return found[-1]
+        raise CheckpointError(f"checkpoint {path}: no checkpoint files (ckpt-*.ckpt) in "
+                              f"{path} or {checkpoint_dir(path)}")
+    raise CheckpointError(f"checkpoint {path}: no such file or directory")
+
+
+def prune(directory, keep):
+    """Delete all but the ``keep`` newest checkpoints; also remove stale temporary files."""
+    directory = Path(directory)
+    for old in list_checkpoints(directory)[:-keep] if keep > 0 else []:
+        old.unlink(missing_ok=True)
+    for stale in directory.glob(".ckpt-*.tmp"):
+        try:
+            if time.time() - stale.stat().st_mtime > 60:
+                stale.unlink()
+        except OSError:
+            pass

@@ -1,0 +1,48 @@
+"""Shared command-line plumbing: one-line errors and a non-zero exit for bad input."""
+
+import argparse
+import sys
+
+from holdem.checkpoint import CheckpointError
+from holdem.config import ConfigError
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports errors on one line (exit status 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def run_main(main, argv=None):
+    """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2."""
+    prog = sys.argv[0].rsplit("/", 1)[-1]
+    try:
+        code = main(argv)
+    except (ConfigError, CheckpointError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    return 0 if code is None else code
+
+
+def positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return value
+
+
+def non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text!r}")
+    return value

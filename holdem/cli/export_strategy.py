@@ -1,0 +1,91 @@
+"""Export a checkpoint's average strategy as JSON.
+
+    python -m holdem.cli.export_strategy --checkpoint runs/leduc --out leduc.json
+
+Output: ``{"game": ..., "iterations": ..., "infosets": [records]}`` with one record per reachable
+infoset (unvisited ones uniform with ``"visited": false``). Kuhn/Leduc records: ``player``,
+``private`` (J/Q/K), ``public`` (board rank letter or null), ``history`` (``f``/``c``/``r`` per
+action, rounds separated by ``/``), ``actions`` (legal letters in the order f, c, r),
+``strategy`` (probabilities in that order) and ``visited``.
+"""
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from holdem.cli._common import ArgumentParser, run_main
+from holdem.games.small import RANK_LETTERS
+from holdem.games.tree import ACTION_LETTERS, NodeKind, history_letters
+
+
+def build_parser():
+    p = ArgumentParser(prog="python -m holdem.cli.export_strategy",
+                       description="Write a checkpoint's average strategy as JSON.")
+    p.add_argument("--checkpoint", required=True, metavar="PATH",
+                   help="checkpoint file, or a logdir (its checkpoint with the most iterations)")
+    p.add_argument("--out", required=True, metavar="FILE.json", help="output file")
+    return p
+
+
+def strategy_records(loaded):
+    """The export records of a loaded small-game profile, in tree order then bucket order."""
+    game = loaded.game
+    tree = game.tree
+    r = game.deal.num_ranks
+    records = []
+    for node in range(tree.kind.shape[0]):
+        if tree.kind[node] != NodeKind.DECISION:
+            continue
+        street = int(tree.street[node])
+        na = int(tree.num_actions[node])
+        c0 = int(tree.child_start[node])
+        letters = [ACTION_LETTERS[int(tree.action[c0 + a])] for a in range(na)]
+        history = history_letters(tree, node)
+        buckets = range(r) if street == 0 else range(r * r)
+        for bucket in buckets:
+            private, public = (bucket, None) if street == 0 else divmod(bucket, r)
+            key = int(tree.history[node]) * game.bucket_stride + bucket
+            records.append({
+                "player": int(tree.player[node]),
+                "private": RANK_LETTERS[private],
+                "public": None if public is None else RANK_LETTERS[public],
+                "history": history,
+                "actions": letters,
+                "strategy": [float(x) for x in loaded.average[key, :na]],
+                "visited": bool(loaded.visited[key]),
+            })
+    return records
+
+
+def write_json_atomic(path, data):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from holdem.analysis.blueprint import load_profile
+
+    loaded = load_profile(args.checkpoint)
+    records = strategy_records(loaded)
+    write_json_atomic(args.out, {"game": loaded.game.name, "iterations": loaded.iterations,
+                                 "infosets": records})
+    print(f"wrote {len(records)} infosets to {Path(args.out).resolve()}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

@@ -1,0 +1,75 @@
+"""Train a blueprint strategy with MCCFR.
+
+    python -m holdem.cli.train_blueprint --game leduc --time-budget 60 --logdir runs/leduc
+
+Prints progress on stderr and, at the end, one line on stdout:
+``done: iterations=N elapsed=S it/s=R infosets=I checkpoint=PATH``.
+"""
+
+import sys
+
+from holdem import config as config_mod
+from holdem.cli._common import ArgumentParser, non_negative_int, positive_float, run_main
+from holdem.games import GAME_NAMES
+
+
+def build_parser():
+    p = ArgumentParser(
+        prog="python -m holdem.cli.train_blueprint",
+        description="Train a blueprint strategy with Monte Carlo CFR. Flags override the config "
+                    "file; without --config, --game selects the defaults of configs/GAME.yaml.")
+    p.add_argument("--game", choices=GAME_NAMES, help="game to train (defaults of configs/GAME.yaml)")
+    p.add_argument("--config", metavar="FILE", help="YAML config (see README: Configuration)")
+    p.add_argument("--iters", type=non_negative_int, metavar="N",
+                   help="total iterations of the run (resumed iterations count)")
+    p.add_argument("--time-budget", type=positive_float, metavar="SECONDS",
+                   help="seconds of training in this invocation (start-up excluded)")
+    p.add_argument("--num-workers", type=non_negative_int, metavar="N",
+                   help="worker processes; 1 = in-process (default 1)")
+    p.add_argument("--logdir", required=True, metavar="DIR",
+                   help="run directory: checkpoints go to DIR/checkpoints/")
+    p.add_argument("--seed", type=non_negative_int, help="random seed (default 0)")
+    p.add_argument("--snapshot-interval", "--checkpoint-interval", type=positive_float,
+                   dest="snapshot_interval", metavar="SECONDS",
+                   help="seconds between checkpoints (default 600)")
+    p.add_argument("--keep-checkpoints", type=non_negative_int, metavar="K",
+                   help="checkpoints to keep (default 3)")
+    p.add_argument("--resume-from", metavar="PATH",
+                   help="checkpoint file or logdir to continue from")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.config:
+        config = config_mod.load(args.config)
+        if args.game and args.game != config.game.name:
+            raise config_mod.ConfigError(
+                f"--game {args.game} contradicts {args.config}: game.name={config.game.name}")
+    elif args.game:
+        config = config_mod.default_for_game(args.game)
+    elif args.resume_from:
+        config = None
+    else:
+        raise config_mod.ConfigError("give --game or --config (or --resume-from)")
+    overrides = {"iters": args.iters, "time_budget": args.time_budget,
+                 "num_workers": args.num_workers, "seed": args.seed,
+                 "snapshot_interval": args.snapshot_interval,
+                 "keep_checkpoints": args.keep_checkpoints}
+
+    from holdem import checkpoint as ckpt
+    from holdem import training
+
+    if config is None:
+        header, _ = ckpt.read_header(ckpt.resolve(args.resume_from))
+        config = config_mod.from_dict(header["config"], source=f"checkpoint {args.resume_from}")
+    config = config_mod.with_overrides(config, train=overrides)
+    result = training.train(config, args.logdir, resume_from=args.resume_from,
+                            progress=not args.quiet)
+    print(result.done_line(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

@@ -1,0 +1,88 @@
+"""Progress output for training runs (TensorBoard scalars join here with the parallel runtime).
+
+On a terminal the progress line is redrawn in place; otherwise one line is printed per interval,
+so logs stay readable. Everything goes to stderr: stdout carries only the final ``done:`` line.
+"""
+
+import sys
+import time
+
+
+def format_bytes(n):
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024.0
+    return f"{n:.1f} TB"
+
+
+def format_seconds(s):
+    s = int(round(s))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h:d}:{m:02d}:{sec:02d}" if h else f"{m:d}:{sec:02d}"
+
+
+class Progress:
+    """Prints iterations, it/s, infosets, store size and time left every ``interval`` seconds."""
+
+    def __init__(self, interval=5.0, stream=None, total_iters=None, time_budget=None,
+                 enabled=True):
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = float(interval)
+        self.total_iters = total_iters
+        self.time_budget = time_budget
+        self.enabled = enabled
+        self.is_tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._last = time.monotonic()
+        self._last_iters = None
+
+    def _line(self, iterations, elapsed, rate, infosets, store_bytes, start_iters):
+        left = []
+        if self.time_budget is not None:
+            left.append(max(0.0, self.time_budget - elapsed))
+        if self.total_iters is not None and rate > 0:
+            left.append(max(0, self.total_iters - iterations) / rate)
+        parts = []
+        if self.total_iters:
+            frac = min(1.0, iterations / self.total_iters)
+            filled = int(frac * 20)
+            parts.append("[" + "#" * filled + "." * (20 - filled) + f"] {100 * frac:5.1f}%")
+        elif self.time_budget:
+            frac = min(1.0, elapsed / self.time_budget)
+            filled = int(frac * 20)
+            parts.append("[" + "#" * filled + "." * (20 - filled) + f"] {100 * frac:5.1f}%")
+        parts.append(f"iterations={iterations:,}")
+        parts.append(f"it/s={rate:,.0f}")
+        parts.append(f"infosets={infosets:,}")
+        parts.append(f"store={format_bytes(store_bytes)}")
+        if left:
+            parts.append(f"left={format_seconds(min(left))}")
+        return " ".join(parts)
+
+    def update(self, iterations, elapsed, infosets, store_bytes, force=False):
+        """Report if ``interval`` seconds passed since the last report (or ``force``)."""
+        now = time.monotonic()
+        if not self.enabled or (not force and now - self._last < self.interval):
+            return
+        if self._last_iters is None:
+            rate = iterations / elapsed if elapsed > 0 else 0.0
+        else:
+            rate = (iterations - self._last_iters) / max(1e-9, now - self._last)
+        self._last, self._last_iters = now, iterations
+        line = self._line(iterations, elapsed, rate, infosets, store_bytes, 0)
+        if self.is_tty:
+            self.stream.write("\r\x1b[2K" + line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self):
+        if self.enabled and self.is_tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def log(message):
+    """A one-line status message on stderr."""
+    print(message, file=sys.stderr, flush=True)
