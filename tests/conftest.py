@@ -1,0 +1,60 @@
+"""Shared fixtures: seeds, random generators, the small games and their exact evaluators.
+
+Seeds come from here so every test is reproducible; games and evaluators are built once per
+session (they are immutable).
+"""
+
+import numpy as np
+import pytest
+
+from holdem.analysis.exact import ExactEvaluator
+from holdem.analysis.strategy import uniform_profile
+from holdem.games import make_game
+
+
+@pytest.fixture
+def seed():
+    return 20240607
+
+
+@pytest.fixture
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+@pytest.fixture(scope="session")
+def kuhn():
+    return make_game("kuhn")
+
+
+@pytest.fixture(scope="session")
+def leduc():
+    return make_game("leduc")
+
+
+@pytest.fixture(scope="session")
+def kuhn_evaluator(kuhn):
+    return ExactEvaluator(kuhn)
+
+
+@pytest.fixture(scope="session")
+def leduc_evaluator(leduc):
+    return ExactEvaluator(leduc)
+
+
+@pytest.fixture
+def random_profile(rng):
+    """``random_profile(game, zero_prob=0.0)``: a random profile float64[num_keys, max_actions];
+    with ``zero_prob`` some actions get probability 0 (each row keeps one positive action)."""
+    return lambda game, zero_prob=0.0: _random_profile(game, rng, zero_prob)
+
+
+def _random_profile(game, rng, zero_prob):
+    mask = uniform_profile(game) > 0
+    profile = rng.random(mask.shape) * mask
+    if zero_prob:
+        drop = (rng.random(mask.shape) < zero_prob) & mask
+        keep = np.argmax(mask * rng.random(mask.shape), axis=1)
+        drop[np.arange(mask.shape[0]), keep] = False
+        profile[drop] = 0.0
+    return profile / profile.sum(axis=1, keepdims=True)

@@ -1,0 +1,117 @@
+"""End-to-end command-line tests: train -> checkpoint -> evaluate -> export, and bad input."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DONE_RE = re.compile(r"^done: iterations=(\d+) elapsed=([\d.]+) it/s=([\d.]+) infosets=(\d+) "
+                     r"checkpoint=(\S+)$")
+
+
+def run(module, *args, check=True):
+    proc = subprocess.run([sys.executable, "-m", f"holdem.cli.{module}", *map(str, args)],
+                          capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{module} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def done_fields(stdout):
+    lines = [line for line in stdout.splitlines() if line.startswith("done:")]
+    assert len(lines) == 1, stdout
+    m = DONE_RE.match(lines[0])
+    assert m, lines[0]
+    return int(m[1]), float(m[2]), float(m[3]), int(m[4]), Path(m[5])
+
+
+@pytest.mark.parametrize("module", ["train_blueprint", "eval_blueprint", "export_strategy"])
+def test_help(module):
+    proc = run(module, "--help")
+    assert proc.stdout.startswith("usage:") and "--help" in proc.stdout
+
+
+def test_kuhn_train_eval_export(tmp_path):
+    proc = run("train_blueprint", "--game", "kuhn", "--iters", 300000, "--logdir", tmp_path,
+               "--quiet")
+    iters, elapsed, rate, infosets, path = done_fields(proc.stdout)
+    assert iters == 300000 and infosets == 12 and rate > 0
+    assert path.is_absolute() and path.name == "ckpt-000000300000.ckpt" and path.exists()
+    ev = run("eval_blueprint", "--checkpoint", tmp_path, "--exploitability", "--value")
+    expl = float(re.search(r"^exploitability: (\S+)$", ev.stdout, re.M)[1])
+    assert 0 <= expl < 5e-3
+    v0 = float(re.search(r"player0=(\S+)", ev.stdout)[1])
+    assert abs(v0 + 1 / 18) < 5e-3
+    out = tmp_path / "kuhn.json"
+    run("export_strategy", "--checkpoint", path, "--out", out)
+    data = json.loads(out.read_text())
+    assert data["game"] == "kuhn" and data["iterations"] == 300000
+    assert len(data["infosets"]) == 12
+    by = {(r["player"], r["private"], r["history"]): r for r in data["infosets"]}
+    assert by[(1, "K", "r")]["actions"] == ["f", "c"]
+    assert by[(1, "K", "r")]["strategy"][1] > 0.99            # K always calls
+    assert by[(0, "Q", "cr")]["actions"] == ["f", "c"]
+    for r in data["infosets"]:
+        assert abs(sum(r["strategy"]) - 1) < 1e-9 and r["visited"] and r["public"] is None
+
+
+def test_leduc_export_covers_every_infoset_and_resume_continues(tmp_path):
+    run("train_blueprint", "--game", "leduc", "--iters", 20000, "--logdir", tmp_path, "--quiet")
+    proc = run("train_blueprint", "--game", "leduc", "--iters", 50000, "--logdir", tmp_path,
+               "--resume-from", tmp_path, "--quiet")
+    iters, *_ , path = done_fields(proc.stdout)
+    assert iters == 50000 and path.name == "ckpt-000000050000.ckpt"
+    out = tmp_path / "leduc.json"
+    run("export_strategy", "--checkpoint", tmp_path, "--out", out)
+    records = json.loads(out.read_text())["infosets"]
+    assert len(records) == 288
+    histories = {r["history"] for r in records}
+    assert "crc/" in histories and "rrc/cr" in histories
+    round2 = [r for r in records if "/" in r["history"]]
+    assert all(r["public"] in "JQK" for r in round2)
+    facing = next(r for r in records if r["history"] == "r")
+    assert facing["actions"] == ["f", "c", "r"]
+
+
+def test_time_budget_stops_training(tmp_path):
+    proc = run("train_blueprint", "--game", "leduc", "--time-budget", 1.5, "--logdir", tmp_path,
+               "--quiet")
+    iters, elapsed, *_ = done_fields(proc.stdout)
+    assert iters > 0 and 1.0 < elapsed < 3.0
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--game", "chess", "--logdir", "x"], "invalid choice"),
+    (["--game", "kuhn"], "--logdir"),
+    (["--game", "kuhn", "--logdir", "x", "--iters", "-5"], "must not be negative"),
+    (["--game", "kuhn", "--logdir", "x"], "stopping point"),
+    (["--config", "/nonexistent.yaml", "--logdir", "x", "--iters", "1"], "/nonexistent.yaml"),
+])
+def test_train_bad_flags_give_one_line_error(args, needle, tmp_path):
+    proc = run("train_blueprint", *args, check=False)
+    assert proc.returncode != 0
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unknown_config_key_names_the_key(tmp_path):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("game:\n  name: kuhn\nsolver:\n  samplng: external\n")
+    proc = run("train_blueprint", "--config", cfg, "--iters", 10, "--logdir", tmp_path,
+               check=False)
+    assert proc.returncode == 2
+    assert "solver.samplng" in proc.stderr and str(cfg) in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_eval_bad_checkpoint_is_clear(tmp_path):
+    bad = tmp_path / "ckpt-000000000001.ckpt"
+    bad.write_bytes(b"garbage")
+    proc = run("eval_blueprint", "--checkpoint", bad, "--exploitability", check=False)
+    assert proc.returncode == 2 and str(bad) in proc.stderr and "Traceback" not in proc.stderr
+    proc = run("export_strategy", "--checkpoint", tmp_path / "nope", "--out",
+               tmp_path / "o.json", check=False)
+    assert proc.returncode == 2 and "no such file" in proc.stderr
