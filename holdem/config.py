@@ -18,6 +18,7 @@ from holdem.games import GAME_NAMES
 SAMPLINGS = ("external", "outcome")
 WEIGHTINGS = ("none", "linear", "dcfr")
 CLOCKS = ("iterations", "seconds")
+START_METHODS = ("spawn", "fork", "forkserver")
 
 
 class ConfigError(ValueError):
@@ -58,6 +59,13 @@ class TrainConfig:
     snapshot_interval: float = 600.0
     keep_checkpoints: int = 3
     progress_interval: float = 5.0
+    tensorboard: bool = False
+    log_interval: float = 10.0
+    eval_interval: float = 60.0
+    utility_window: int = 10_000
+    start_method: str = "spawn"
+    worker_timeout: float = 10.0
+    max_memory_gb: typing.Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -72,9 +80,12 @@ _CHOICES = {
     ("solver", "sampling"): SAMPLINGS,
     ("solver", "weighting"): WEIGHTINGS,
     ("solver", "schedule_clock"): CLOCKS,
+    ("train", "start_method"): START_METHODS,
 }
 _POSITIVE = {("solver", "discount_interval"), ("train", "snapshot_interval"),
-             ("train", "progress_interval"), ("train", "keep_checkpoints")}
+             ("train", "progress_interval"), ("train", "keep_checkpoints"),
+             ("train", "log_interval"), ("train", "eval_interval"), ("train", "utility_window"),
+             ("train", "worker_timeout"), ("train", "max_memory_gb")}
 _NON_NEGATIVE = {("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
                  ("solver", "average_max_street"), ("solver", "discount_stop")}

@@ -86,3 +86,71 @@ class Progress:
 def log(message):
     """A one-line status message on stderr."""
     print(message, file=sys.stderr, flush=True)
+
+
+class TensorBoardWriter:
+    """Scalars and text in TensorBoard event files under ``logdir`` (tensorboard package only).
+
+    Steps are cumulative iterations, so a resumed run continues its curves.
+    """
+
+    def __init__(self, logdir):
+        from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+        self._writer = EventFileWriter(str(logdir))
+
+    def scalars(self, step, values):
+        from tensorboard.compat.proto import event_pb2, summary_pb2
+
+        summary = summary_pb2.Summary(value=[
+            summary_pb2.Summary.Value(tag=tag, simple_value=float(v)) for tag, v in values.items()])
+        self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=int(step),
+                                               summary=summary))
+
+    def text(self, tag, text, step=0):
+        from tensorboard.compat.proto import event_pb2, summary_pb2
+        from tensorboard.compat.proto.tensor_pb2 import TensorProto
+        from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
+
+        tensor = TensorProto(dtype=7, string_val=[text.encode()],          # DT_STRING
+                             tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
+        metadata = summary_pb2.SummaryMetadata(
+            plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(
+            tag=tag, metadata=metadata, tensor=tensor)])
+        self._writer.add_event(event_pb2.Event(wall_time=time.time(), step=int(step),
+                                               summary=summary))
+
+    def flush(self):
+        self._writer.flush()
+
+    def close(self):
+        self._writer.close()
+
+
+class WindowMean:
+    """Mean of a per-iteration quantity over the last ``window`` iterations, fed per batch as
+    (sum, count). Memory is bounded by ``window`` entries."""
+
+    def __init__(self, window=10_000):
+        from collections import deque
+
+        self.window = int(window)
+        self._parts = deque()
+        self._sum = 0.0
+        self._count = 0
+
+    def add(self, total, count):
+        if count <= 0:
+            return
+        self._parts.append((float(total), int(count)))
+        self._sum += total
+        self._count += count
+        while self._parts and (self._count - self._parts[0][1] >= self.window
+                               or len(self._parts) > self.window):
+            t, c = self._parts.popleft()
+            self._sum -= t
+            self._count -= c
+
+    def mean(self):
+        return self._sum / self._count if self._count else float("nan")

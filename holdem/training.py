@@ -1,19 +1,24 @@
-"""Training runs: the loop around the solver that owns time budgets, checkpoints and progress.
+"""Training runs: the loop around the solver that owns time budgets, checkpoints and logging.
 
 :func:`train` is the Python API behind ``python -m holdem.cli.train_blueprint``. One run:
 
-1. compile (or load from numba's cache) the kernels on a throw-away solver, timing it;
-2. run iterations in chunks of about 0.2 s until ``iters`` (the run's total) or ``time_budget``
-   (seconds of training in this invocation, start-up excluded) is reached, or SIGINT/SIGTERM;
-3. checkpoint every ``snapshot_interval`` seconds and once at the end (keeping the newest K);
-4. return a :class:`RunResult` (the CLI prints it as the ``done:`` line).
+1. compile (or load from numba's cache) the kernels, timing it;
+2. run iterations -- in this process (``num_workers: 1``) in chunks of about 0.2 s, or in
+   persistent worker processes (:mod:`holdem.runtime.trainer`) -- until ``iters`` (the run's
+   total) or ``time_budget`` (seconds of training in this invocation, start-up excluded) is
+   reached, or SIGINT/SIGTERM arrives;
+3. checkpoint every ``snapshot_interval`` seconds and once at the end, keeping the newest K;
+4. report progress on stderr and, with ``tensorboard``, scalars under the logdir;
+5. return a :class:`RunResult` (the CLI prints it as the ``done:`` line).
 
 In-process with a fixed seed a run is bit-for-bit reproducible, also across a stop and resume,
 provided the schedules count iterations (the default).
 """
 
 import math
+import os
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +28,7 @@ import numpy as np
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.games import make_game
-from holdem.metrics import Progress, log
+from holdem.metrics import Progress, TensorBoardWriter, WindowMean, format_bytes, log
 from holdem.solver.solver import Solver
 from holdem.store.store import RegretStore
 
@@ -38,6 +43,7 @@ class RunResult:
     infosets: int
     checkpoint: Path
     compile_seconds: float
+    stop_reason: str = "done"
 
     def done_line(self):
         return (f"done: iterations={self.iterations} elapsed={self.elapsed:.3f} "
@@ -45,27 +51,34 @@ class RunResult:
                 f"checkpoint={Path(self.checkpoint).resolve()}")
 
 
-def solver_header(solver):
-    return {
-        "game": solver.game.name,
-        "config": config_mod.to_dict(solver.config),
-        "iterations": int(solver.iterations),
-        "elapsed": float(solver.elapsed),
-        "schedule": {"dcfr_steps": int(solver.dcfr.steps)},
-        "rng": [[int(x) for x in solver.rng_state]],
-        "stats": {"infosets": solver.store.num_infosets, "entries": solver.store.num_entries,
-                  "store_bytes": solver.store.nbytes},
+# -- checkpoints ------------------------------------------------------------------------------
+def run_header(game, config, store, iterations, elapsed, schedule, rng_states, extra=None):
+    header = {
+        "game": game.name,
+        "config": config_mod.to_dict(config),
+        "iterations": int(iterations),
+        "elapsed": float(elapsed),
+        "schedule": dict(schedule),
+        "rng": [[int(x) for x in state] for state in rng_states],
+        "stats": {"infosets": store.num_infosets, "entries": store.num_entries,
+                  "store_bytes": store.nbytes},
     }
+    header.update(extra or {})
+    return header
+
+
+def store_snapshot(store):
+    """Copies of the used part of a store (taken quickly; written to disk afterwards)."""
+    keys, num_actions, _, regrets, strategy_sum = store.used()
+    return {"keys": keys.copy(), "num_actions": num_actions.copy(), "regrets": regrets.copy(),
+            "strategy_sum": strategy_sum.copy()}
 
 
 def save_solver(solver, path):
-    keys, num_actions, _, regrets, strategy_sum = solver.store.used()
-    return ckpt.save(path, solver_header(solver), {
-        "keys": keys, "num_actions": num_actions, "regrets": regrets,
-        "strategy_sum": strategy_sum})
+    return ckpt.save(path, _solver_header(solver), store_snapshot(solver.store))
 
 
-def store_from_checkpoint(checkpoint, game=None):
+def store_from_checkpoint(checkpoint, game=None, allocator=None):
     """Rebuild a :class:`RegretStore` from a checkpoint, checking it against ``game``."""
     arrays = checkpoint.arrays
     for name in ("keys", "num_actions", "regrets", "strategy_sum"):
@@ -80,22 +93,28 @@ def store_from_checkpoint(checkpoint, game=None):
                 f"{game.name!r}")
     try:
         return RegretStore.from_arrays(keys, num_actions, arrays["regrets"],
-                                       arrays["strategy_sum"])
+                                       arrays["strategy_sum"], allocator=allocator)
     except ValueError as exc:
         raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: arrays: {exc}") from None
+
+
+def check_resume_config(checkpoint, config):
+    """The stored config, after checking that ``config`` trains the same game."""
+    stored = config_mod.from_dict(checkpoint.header["config"],
+                                  source=f"checkpoint {checkpoint.path}")
+    if config is not None and config.game != stored.game:
+        raise ckpt.CheckpointError(
+            f"checkpoint {checkpoint.path}: game: checkpoint is {stored.game.name!r}, the run "
+            f"is configured for {config.game.name!r}")
+    return stored
 
 
 def solver_from_checkpoint(checkpoint, config=None):
     """A :class:`Solver` restored from a checkpoint (``config`` overrides the stored one; its
     game must match)."""
     header = checkpoint.header
-    stored = config_mod.from_dict(header["config"], source=f"checkpoint {checkpoint.path}")
-    if config is None:
-        config = stored
-    if config.game != stored.game:
-        raise ckpt.CheckpointError(
-            f"checkpoint {checkpoint.path}: game: checkpoint is {stored.game.name!r}, the run "
-            f"is configured for {config.game.name!r}")
+    stored = check_resume_config(checkpoint, config)
+    config = config or stored
     game = make_game(config.game.name)
     store = store_from_checkpoint(checkpoint, game)
     try:
@@ -110,8 +129,119 @@ def solver_from_checkpoint(checkpoint, config=None):
                   dcfr_steps=steps)
 
 
-class _StopFlag:
-    """Turns SIGINT/SIGTERM into a flag the loop checks between chunks."""
+class CheckpointWriter:
+    """Writes checkpoints in a background thread so training goes on while the file is written.
+
+    The caller hands over a snapshot (copies), so the store may change meanwhile. At most one
+    write is in flight; :meth:`wait` joins it and re-raises its error.
+    """
+
+    def __init__(self, directory, keep):
+        self.directory = Path(directory)
+        self.keep = keep
+        self._thread = None
+        self._error = None
+        self.last_path = None
+        self.last_seconds = 0.0
+
+    def _write(self, path, header, arrays):
+        start = time.perf_counter()
+        try:
+            ckpt.save(path, header, arrays)
+            ckpt.prune(self.directory, self.keep)
+            self.last_path = path
+        except BaseException as exc:      # reported by wait()
+            self._error = exc
+        self.last_seconds = time.perf_counter() - start
+
+    def submit(self, iterations, header, arrays, background=True):
+        self.wait()
+        path = self.directory / ckpt.checkpoint_name(iterations)
+        if background:
+            self._thread = threading.Thread(target=self._write, args=(path, header, arrays),
+                                            name="holdem-checkpoint", daemon=False)
+            self._thread.start()
+        else:
+            self._write(path, header, arrays)
+            self.wait()
+        return path
+
+    def wait(self):
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise err
+
+
+# -- monitoring -------------------------------------------------------------------------------
+class RunMonitor:
+    """Progress line, TensorBoard scalars and periodic exact evaluation for one run."""
+
+    def __init__(self, config, logdir, game, progress=True):
+        tc = config.train
+        self.config = config
+        self.game = game
+        self.progress = Progress(tc.progress_interval, total_iters=tc.iters,
+                                 time_budget=tc.time_budget, enabled=progress)
+        self.tb = TensorBoardWriter(logdir) if tc.tensorboard else None
+        self.utility = WindowMean(tc.utility_window)
+        self._last_log = time.monotonic()
+        self._last_eval = time.monotonic()
+        self._last_iters = None
+        self._evaluator = None
+        if self.tb is not None:
+            self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
+            self.tb.flush()
+
+    def _exploitability(self, store):
+        if self.game.name not in ("kuhn", "leduc"):
+            return None
+        from holdem.analysis.exact import ExactEvaluator
+        from holdem.analysis.strategy import average_profile
+
+        if self._evaluator is None:
+            self._evaluator = ExactEvaluator(self.game)
+        profile, _ = average_profile(self.game, store.used())
+        return self._evaluator.exploitability(profile)
+
+    def tick(self, iterations, train_seconds, store, extra=None, force=False):
+        """Report if an interval passed. ``extra``: more scalars (e.g. merge_ms)."""
+        self.progress.update(iterations, train_seconds, store.num_infosets, store.nbytes,
+                             force=force)
+        if self.tb is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_log < self.config.train.log_interval:
+            return
+        if self._last_iters is None:
+            rate = iterations / train_seconds if train_seconds > 0 else 0.0
+        else:
+            rate = (iterations - self._last_iters[0]) / max(1e-9, now - self._last_iters[1])
+        self._last_iters = (iterations, now)
+        self._last_log = now
+        values = {"train/iters_per_sec": rate, "train/iterations": iterations,
+                  "train/infosets": store.num_infosets, "train/store_bytes": store.nbytes,
+                  "train/utility_mean": self.utility.mean()}
+        values.update(extra or {})
+        if force or now - self._last_eval >= self.config.train.eval_interval:
+            self._last_eval = now
+            expl = self._exploitability(store)
+            if expl is not None:
+                values["eval/exploitability"] = expl
+        self.tb.scalars(iterations, {k: v for k, v in values.items()
+                                     if v is not None and math.isfinite(v)})
+        self.tb.flush()
+
+    def close(self):
+        self.progress.close()
+        if self.tb is not None:
+            self.tb.close()
+
+
+class StopFlag:
+    """Turns SIGINT/SIGTERM into a flag the loops check between chunks or batches."""
 
     def __init__(self):
         self.signal = None
@@ -136,29 +266,48 @@ class _StopFlag:
             signal.signal(sig, old)
 
 
+def memory_limit_bytes(config):
+    gb = config.train.max_memory_gb
+    return None if gb is None else int(gb * (1 << 30))
+
+
+# -- the runs ---------------------------------------------------------------------------------
 def warm_up(game, config):
-    """Compile or load the kernels on a throw-away solver; return the seconds it took."""
+    """Compile or load the in-process kernels on a throw-away solver; return the seconds."""
     start = time.perf_counter()
     Solver(game, config).run(1)
     return time.perf_counter() - start
 
 
-def train(config, logdir, resume_from=None, progress=True):
-    """Train in-process according to ``config`` (a :class:`holdem.config.Config`).
-
-    Returns a :class:`RunResult`. ``config.train.iters`` is the run's total iteration count,
-    ``config.train.time_budget`` the seconds of training in this call; at least one of them must
-    be set.
-    """
+def _validate_stop(config):
     tc = config.train
     if tc.iters is None and tc.time_budget is None:
         raise config_mod.ConfigError("set train.iters (--iters) or train.time_budget "
                                      "(--time-budget): the run needs a stopping point")
-    if tc.num_workers != 1:
-        raise config_mod.ConfigError(
-            f"train.num_workers={tc.num_workers}: only in-process training (1) is available "
-            "in this version")
-    logdir = Path(logdir)
+
+
+def resolved_workers(config):
+    n = config.train.num_workers
+    return os.cpu_count() or 1 if n == 0 else n
+
+
+def train(config, logdir, resume_from=None, progress=True):
+    """Train according to ``config`` (a :class:`holdem.config.Config`); return a RunResult.
+
+    ``config.train.iters`` is the run's total iteration count, ``config.train.time_budget`` the
+    seconds of training in this call; at least one must be set. ``num_workers`` 1 trains in this
+    process, 0 starts one worker process per core, N starts N.
+    """
+    _validate_stop(config)
+    if resolved_workers(config) > 1:
+        from holdem.runtime.trainer import train_parallel
+
+        return train_parallel(config, logdir, resume_from=resume_from, progress=progress)
+    return _train_in_process(config, logdir, resume_from, progress)
+
+
+def _train_in_process(config, logdir, resume_from, progress):
+    tc = config.train
     directory = ckpt.checkpoint_dir(logdir)
     directory.mkdir(parents=True, exist_ok=True)
     if resume_from is not None:
@@ -169,51 +318,63 @@ def train(config, logdir, resume_from=None, progress=True):
         solver = Solver(make_game(config.game.name), config)
     compile_seconds = warm_up(solver.game, config)
     log(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
-
-    bar = Progress(tc.progress_interval, total_iters=tc.iters, time_budget=tc.time_budget,
-                   enabled=progress)
-    start_iters = solver.iterations
-    start_elapsed = solver.elapsed
-    chunk = 1000
+    monitor = RunMonitor(config, logdir, solver.game, progress)
+    writer = CheckpointWriter(directory, tc.keep_checkpoints)
+    limit = memory_limit_bytes(config)
+    start_iters, start_elapsed = solver.iterations, solver.elapsed
+    chunk, train_seconds = 1000, 0.0
     last_snapshot = time.monotonic()
-    path = None
-    train_seconds = 0.0
-    with _StopFlag() as stop:
-        while stop.signal is None:
-            if tc.iters is not None and solver.iterations >= tc.iters:
-                break
-            if tc.time_budget is not None and train_seconds >= tc.time_budget:
-                break
-            n = chunk
-            if tc.iters is not None:
-                n = min(n, tc.iters - solver.iterations)
-            if tc.time_budget is not None and solver.iterations > start_iters:
-                rate = (solver.iterations - start_iters) / max(train_seconds, 1e-9)
-                n = max(1, min(n, int(math.ceil((tc.time_budget - train_seconds) * rate))))
-            t0 = time.perf_counter()
-            solver.run(n)
-            dt = time.perf_counter() - t0
-            train_seconds += dt
-            solver.elapsed = start_elapsed + train_seconds
-            if dt < _CHUNK_SECONDS / 2:
-                chunk = min(chunk * 2, 1 << 30)
-            elif dt > _CHUNK_SECONDS * 2 and chunk > 1:
-                chunk //= 2
-            bar.update(solver.iterations, train_seconds, solver.store.num_infosets,
-                       solver.store.nbytes)
-            if time.monotonic() - last_snapshot >= tc.snapshot_interval:
-                path = save_solver(solver, directory / ckpt.checkpoint_name(solver.iterations))
-                ckpt.prune(directory, tc.keep_checkpoints)
-                last_snapshot = time.monotonic()
-        bar.update(solver.iterations, train_seconds, solver.store.num_infosets,
-                   solver.store.nbytes, force=True)
-        bar.close()
-        final = directory / ckpt.checkpoint_name(solver.iterations)
-        if path is None or Path(path) != final:
-            path = save_solver(solver, final)
-        ckpt.prune(directory, tc.keep_checkpoints)
+    reason = "done"
+    try:
+        with StopFlag() as stop:
+            while True:
+                if stop.signal is not None:
+                    reason = signal.Signals(stop.signal).name
+                    break
+                if tc.iters is not None and solver.iterations >= tc.iters:
+                    break
+                if tc.time_budget is not None and train_seconds >= tc.time_budget:
+                    break
+                if limit is not None and solver.store.nbytes >= limit:
+                    log(f"store reached {format_bytes(solver.store.nbytes)} "
+                        f"(--max-memory {tc.max_memory_gb} GB): checkpointing and stopping")
+                    reason = "max_memory"
+                    break
+                n = chunk
+                if tc.iters is not None:
+                    n = min(n, tc.iters - solver.iterations)
+                if tc.time_budget is not None and solver.iterations > start_iters:
+                    rate = (solver.iterations - start_iters) / max(train_seconds, 1e-9)
+                    n = max(1, min(n, int(math.ceil((tc.time_budget - train_seconds) * rate))))
+                t0 = time.perf_counter()
+                before = solver.utility.count
+                solver.run(n)
+                dt = time.perf_counter() - t0
+                train_seconds += dt
+                solver.elapsed = start_elapsed + train_seconds
+                monitor.utility.add(solver.last_utility_sum, solver.utility.count - before)
+                if dt < _CHUNK_SECONDS / 2:
+                    chunk = min(chunk * 2, 1 << 30)
+                elif dt > _CHUNK_SECONDS * 2 and chunk > 1:
+                    chunk //= 2
+                monitor.tick(solver.iterations, train_seconds, solver.store)
+                if time.monotonic() - last_snapshot >= tc.snapshot_interval:
+                    writer.submit(solver.iterations, _solver_header(solver),
+                                  store_snapshot(solver.store))
+                    last_snapshot = time.monotonic()
+            monitor.tick(solver.iterations, train_seconds, solver.store, force=True)
+            path = writer.submit(solver.iterations, _solver_header(solver),
+                                 store_snapshot(solver.store), background=False)
+    finally:
+        monitor.close()
+        writer.wait()
     ran = solver.iterations - start_iters
     return RunResult(iterations=solver.iterations, elapsed=train_seconds,
                      iters_per_sec=ran / train_seconds if train_seconds > 0 else 0.0,
                      infosets=solver.store.num_infosets, checkpoint=Path(path).resolve(),
-                     compile_seconds=compile_seconds)
+                     compile_seconds=compile_seconds, stop_reason=reason)
+
+
+def _solver_header(solver):
+    return run_header(solver.game, solver.config, solver.store, solver.iterations,
+                      solver.elapsed, {"dcfr_steps": int(solver.dcfr.steps)}, [solver.rng_state])

@@ -25,7 +25,9 @@ def build_parser():
     p.add_argument("--time-budget", type=positive_float, metavar="SECONDS",
                    help="seconds of training in this invocation (start-up excluded)")
     p.add_argument("--num-workers", type=non_negative_int, metavar="N",
-                   help="worker processes; 1 = in-process (default 1)")
+                   help="worker processes: 0 = one per core, 1 = in-process, no pool (default 1)")
+    p.add_argument("--batch-size", type=non_negative_int, metavar="N",
+                   help="iterations per worker per batch (default 0: sized to ~0.25 s)")
     p.add_argument("--logdir", required=True, metavar="DIR",
                    help="run directory: checkpoints go to DIR/checkpoints/")
     p.add_argument("--seed", type=non_negative_int, help="random seed (default 0)")
@@ -36,6 +38,12 @@ def build_parser():
                    help="checkpoints to keep (default 3)")
     p.add_argument("--resume-from", metavar="PATH",
                    help="checkpoint file or logdir to continue from")
+    p.add_argument("--tensorboard", action="store_true", default=None,
+                   help="write TensorBoard scalars under --logdir")
+    p.add_argument("--max-memory", type=positive_float, metavar="GB", dest="max_memory_gb",
+                   help="checkpoint and stop before the store outgrows this many GiB")
+    p.add_argument("--start-method", choices=("spawn", "fork", "forkserver"),
+                   help="how worker processes are started (default spawn)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
 
@@ -56,7 +64,9 @@ def main(argv=None):
     overrides = {"iters": args.iters, "time_budget": args.time_budget,
                  "num_workers": args.num_workers, "seed": args.seed,
                  "snapshot_interval": args.snapshot_interval,
-                 "keep_checkpoints": args.keep_checkpoints}
+                 "keep_checkpoints": args.keep_checkpoints, "batch_size": args.batch_size,
+                 "tensorboard": args.tensorboard, "max_memory_gb": args.max_memory_gb,
+                 "start_method": args.start_method}
 
     from holdem import checkpoint as ckpt
     from holdem import training

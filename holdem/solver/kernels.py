@@ -101,14 +101,29 @@ def regret_matching(regrets, offset, num_actions, out):
 
 
 @njit_inline
-def _current_strategy(read, key, num_actions, out):
+def _delta_strategy(read, write, write_row, key, num_actions, out):
+    """Regret matching on shared regrets plus this worker's own unmerged delta: a worker sees
+    its own updates at once and only the other workers' in-flight deltas late."""
     row = store_kernels.find_row(read, key)
-    if row < 0:
+    woff = write.row_offset[write_row]
+    roff = read.row_offset[row] if row >= 0 else 0
+    total = 0.0
+    for a in range(num_actions):
+        r = write.regrets[woff + a]
+        if row >= 0:
+            r += read.regrets[roff + a]
+        r = r if r > 0.0 else 0.0
+        out[a] = r
+        total += r
+    if total > 0.0:
+        inv = 1.0 / total
+        for a in range(num_actions):
+            out[a] *= inv
+    else:
         u = 1.0 / num_actions
         for a in range(num_actions):
             out[a] = u
-    else:
-        regret_matching(read.regrets, read.row_offset[row], num_actions, out)
+    return row
 
 
 @njit_inline
@@ -144,11 +159,22 @@ def _infoset_key(tree, node, buckets, stride):
 
 
 @njit_inline
-def _add_strategy(write, key, num_actions, sigma, weight):
-    row = store_kernels.find_or_insert_row(write, key, num_actions)
+def _add_strategy(write, row, num_actions, sigma, weight):
     off = write.row_offset[row]
     for a in range(num_actions):
         write.strategy_sum[off + a] += weight * sigma[a]
+
+
+@njit_inline
+def _strategy_at(read, write, key, num_actions, sigma, is_delta):
+    """Current strategy at an infoset into ``sigma``; returns (write row, read row or -1)."""
+    wrow = store_kernels.find_or_insert_row(write, key, num_actions)
+    if is_delta:
+        rrow = _delta_strategy(read, write, wrow, key, num_actions, sigma)
+    else:
+        rrow = wrow
+        regret_matching(read.regrets, read.row_offset[wrow], num_actions, sigma)
+    return wrow, rrow
 
 
 @njit
@@ -176,24 +202,18 @@ def external_traverse(tree, stride, last_street, read, write, params, ws, traver
             na = tree.num_actions[node]
             key = _infoset_key(tree, node, ws.buckets, stride)
             sigma = ws.sigma[d]
+            row, rrow = _strategy_at(read, write, key, na, sigma, params.is_delta)
             if p != traverser:
-                _current_strategy(read, key, na, sigma)
                 if tree.street[node] <= params.avg_max_street:
-                    _add_strategy(write, key, na, sigma, w)
+                    _add_strategy(write, row, na, sigma, w)
                 ws.node[d] = tree.child_start[node] + _sample(sigma, na, state)
                 continue
-            row = store_kernels.find_or_insert_row(write, key, na)
             ws.row[d] = row
-            if params.is_delta:
-                _current_strategy(read, key, na, sigma)
-            else:
-                regret_matching(read.regrets, read.row_offset[row], na, sigma)
             # Pluribus skips actions whose regret is below the threshold, except on the last
-            # street and for actions that end the hand; the regret is read from the store the
-            # strategy came from.
-            rrow = -1
-            if prune and tree.street[node] != last_street:
-                rrow = row if not params.is_delta else store_kernels.find_row(read, key)
+            # street and for actions that end the hand. (In a worker the shared regret decides:
+            # its own delta is small next to it.)
+            if not (prune and tree.street[node] != last_street):
+                rrow = -1
             child0 = tree.child_start[node]
             for a in range(na):
                 ws.explored[d, a] = not (
@@ -245,22 +265,17 @@ def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
         na = tree.num_actions[node]
         key = _infoset_key(tree, node, ws.buckets, stride)
         sigma = ws.sigma[d]
+        row, rrow = _strategy_at(read, write, key, na, sigma, params.is_delta)
         if p == traverser:
-            row = store_kernels.find_or_insert_row(write, key, na)
             ws.row[d] = row
-            if params.is_delta:
-                _current_strategy(read, key, na, sigma)
-            else:
-                regret_matching(read.regrets, read.row_offset[row], na, sigma)
             probs = ws.util[d]
             for a in range(na):
                 probs[a] = (1.0 - eps) * sigma[a] + eps / na
             a = _sample(probs, na, state)
             q = probs[a]
         else:
-            _current_strategy(read, key, na, sigma)
             if p == avg_player and tree.street[node] <= params.avg_max_street:
-                _add_strategy(write, key, na, sigma, w * opp_reach / sample_reach)
+                _add_strategy(write, row, na, sigma, w * opp_reach / sample_reach)
             a = _sample(sigma, na, state)
             q = sigma[a]
         ws.node[d] = node

@@ -27,7 +27,7 @@ class RingBuffer:
         values = np.asarray(values, dtype=np.float64)
         cap = self.values.shape[0]
         if values.shape[0] >= cap:
-            self.values[:] = values[-cap:]
+            self.values[:] = np.roll(values[-cap:], (self.count + values.shape[0]) % cap)
             self.count += values.shape[0]
             return
         start = self.count % cap
@@ -134,6 +134,7 @@ class Solver:
                                                 game.num_players, game.num_streets,
                                                 game.deck_size)
         self._utility_out = np.zeros(1, dtype=np.float64)
+        self.last_utility_sum = 0.0      # player 0's sampled values summed over the last run()
 
     def params(self):
         return make_params(self.config.solver, self.game.num_streets, elapsed=self.elapsed)
@@ -167,4 +168,5 @@ class Solver:
         owed = self.dcfr.due(self.iterations, self.elapsed)
         if owed:
             self.dcfr.apply(store, owed)
+        self.last_utility_sum = float(self._utility_out[:n].sum())
         return done

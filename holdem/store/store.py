@@ -20,29 +20,40 @@ def _pow2_at_least(n):
     return 1 << max(4, int(n - 1).bit_length())
 
 
-class RegretStore:
-    """Growable hash-indexed store. ``arrays`` is the namedtuple the kernels take."""
+def array_specs(row_capacity, entry_capacity, table_capacity):
+    """(name, dtype, length) of each store array, in :class:`StoreArrays` order."""
+    return [
+        ("table_keys", np.int64, table_capacity), ("table_rows", np.int32, table_capacity),
+        ("row_key", np.int64, row_capacity), ("row_offset", np.int64, row_capacity),
+        ("row_num_actions", np.int8, row_capacity), ("regrets", np.float32, entry_capacity),
+        ("strategy_sum", np.float64, entry_capacity), ("meta", np.int64, 2),
+    ]
 
-    def __init__(self, row_capacity=1024, entry_capacity=None):
+
+def _numpy_allocator(specs):
+    return StoreArrays(*(np.zeros(n, dtype=dt) for _, dt, n in specs))
+
+
+class RegretStore:
+    """Growable hash-indexed store. ``arrays`` is the namedtuple the kernels take.
+
+    ``allocator(specs) -> StoreArrays`` returns zeroed arrays for :func:`array_specs`; the default
+    uses private numpy memory, the parallel runtime passes one backed by shared memory.
+    """
+
+    def __init__(self, row_capacity=1024, entry_capacity=None, allocator=None):
+        self._allocator = allocator or _numpy_allocator
         row_capacity = max(16, int(row_capacity))
         if entry_capacity is None:
             entry_capacity = 4 * row_capacity
         self.arrays = self._allocate(row_capacity, int(entry_capacity))
 
-    @staticmethod
-    def _allocate(row_capacity, entry_capacity, table_capacity=None):
+    def _allocate(self, row_capacity, entry_capacity, table_capacity=None):
         if table_capacity is None:
             table_capacity = _pow2_at_least(2 * row_capacity)
-        return StoreArrays(
-            table_keys=np.full(table_capacity, kernels.EMPTY, dtype=np.int64),
-            table_rows=np.zeros(table_capacity, dtype=np.int32),
-            row_key=np.zeros(row_capacity, dtype=np.int64),
-            row_offset=np.zeros(row_capacity, dtype=np.int64),
-            row_num_actions=np.zeros(row_capacity, dtype=np.int8),
-            regrets=np.zeros(entry_capacity, dtype=np.float32),
-            strategy_sum=np.zeros(entry_capacity, dtype=np.float64),
-            meta=np.zeros(2, dtype=np.int64),
-        )
+        arrays = self._allocator(array_specs(row_capacity, entry_capacity, table_capacity))
+        arrays.table_keys.fill(kernels.EMPTY)
+        return arrays
 
     # -- size ------------------------------------------------------------------------------
     @property
@@ -124,9 +135,10 @@ class RegretStore:
         kernels.merge_delta(self.arrays, keys, num_actions, regret_delta, strategy_delta, floor)
 
     @classmethod
-    def from_arrays(cls, keys, num_actions, regrets, strategy_sum):
+    def from_arrays(cls, keys, num_actions, regrets, strategy_sum, allocator=None):
         """A store holding exactly these rows (used when loading a checkpoint)."""
-        store = cls(row_capacity=max(16, len(keys)), entry_capacity=max(64, len(regrets)))
+        store = cls(row_capacity=max(16, len(keys)), entry_capacity=max(64, len(regrets)),
+                    allocator=allocator)
         store.merge(keys, num_actions, regrets, strategy_sum)
         return store
 

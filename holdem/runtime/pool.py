@@ -1,0 +1,113 @@
+"""Worker pools: the seam between the parallel trainer and where workers run.
+
+The trainer only uses :class:`WorkerPool`'s methods (``start``, ``submit``, ``wait``,
+``restart``, ``close``) and raw ``bytes`` payloads (see :mod:`holdem.runtime.protocol`), so a
+backend on a distributed engine (e.g. Ray actors whose ``run_batch`` returns the same bytes) can
+replace :class:`ProcessPool` without touching the trainer. A Ray backend would also need the
+store shared across machines; on one machine the shared-memory file works for both.
+
+:class:`ProcessPool` runs persistent local processes (``fork`` or ``spawn``), one duplex pipe each.
+``wait`` blocks in ``multiprocessing.connection.wait`` on the pipes and the process sentinels
+with a timeout: no polling, and a worker that dies is reported at once (its sentinel fires).
+"""
+
+import multiprocessing as mp
+import os
+import time
+from multiprocessing.connection import wait as mp_wait
+
+from holdem.runtime import protocol
+from holdem.runtime.worker import worker_main
+
+
+class WorkerDied(Exception):
+    """A worker process ended or stopped answering."""
+
+
+class ProcessPool:
+    """Persistent worker processes on this machine."""
+
+    def __init__(self, num_workers, config_dict, start_method=None):
+        self.num_workers = int(num_workers)
+        self.config_dict = config_dict
+        self.ctx = mp.get_context(start_method) if start_method else mp.get_context()
+        self.procs = [None] * self.num_workers
+        self.conns = [None] * self.num_workers
+
+    def _spawn(self, i):
+        parent_conn, child_conn = self.ctx.Pipe(duplex=True)
+        proc = self.ctx.Process(target=worker_main, name=f"holdem-worker-{i}",
+                                args=(child_conn, i, self.config_dict, os.getpid()),
+                                daemon=True)
+        proc.start()
+        child_conn.close()
+        self.procs[i], self.conns[i] = proc, parent_conn
+
+    def start(self):
+        for i in range(self.num_workers):
+            self._spawn(i)
+
+    def pids(self):
+        return [p.pid for p in self.procs if p is not None]
+
+    def submit(self, i, payload):
+        try:
+            self.conns[i].send_bytes(payload)
+        except (BrokenPipeError, OSError) as exc:
+            raise WorkerDied(f"worker {i}: cannot send ({exc})") from None
+
+    def wait(self, timeout):
+        """Block up to ``timeout`` seconds; return [(worker, bytes or WorkerDied)]."""
+        lookup = {}
+        for i, (proc, conn) in enumerate(zip(self.procs, self.conns)):
+            lookup[conn] = (i, "conn")
+            lookup[proc.sentinel] = (i, "proc")
+        ready = mp_wait(list(lookup), timeout)
+        events = []
+        seen = set()
+        for obj in ready:
+            i, kind = lookup[obj]
+            if i in seen:
+                continue
+            conn = self.conns[i]
+            try:
+                if kind == "conn" or conn.poll(0):
+                    events.append((i, conn.recv_bytes()))
+                    continue
+            except (EOFError, OSError):
+                pass
+            seen.add(i)
+            code = self.procs[i].exitcode
+            events.append((i, WorkerDied(f"worker {i} (pid {self.procs[i].pid}) exited"
+                                         + (f" with code {code}" if code is not None else ""))))
+        return events
+
+    def restart(self, i):
+        """Kill worker ``i`` if still running and start a fresh one in its place."""
+        self._terminate(i)
+        self._spawn(i)
+
+    def _terminate(self, i, timeout=2.0):
+        proc, conn = self.procs[i], self.conns[i]
+        if conn is not None:
+            conn.close()
+        if proc is not None:
+            if proc.is_alive():
+                proc.kill()
+            proc.join(timeout)
+
+    def close(self, timeout=5.0):
+        """Ask every worker to stop, wait, then kill what is left. Leaves no process behind."""
+        stop = protocol.encode_stop()
+        for conn in self.conns:
+            try:
+                if conn is not None:
+                    conn.send_bytes(stop)
+            except (BrokenPipeError, OSError):
+                pass
+        deadline = time.monotonic() + timeout
+        for proc in self.procs:
+            if proc is not None:
+                proc.join(max(0.0, deadline - time.monotonic()))
+        for i in range(self.num_workers):
+            self._terminate(i)

@@ -1,0 +1,129 @@
+"""The worker process: runs batches of iterations against the shared store, returns deltas.
+
+A worker is started once per run. It builds the game, maps the main process's store read-only,
+compiles (or loads) the kernels, then loops: block on its pipe for a request (a 1-second timeout
+lets it notice a dead parent), run the batch's iterations reading the shared store and writing a
+private delta buffer, send the delta, clear the buffer. Its per-batch cost is independent of how
+long training has run: the buffer only ever holds what the batch touched.
+"""
+
+import os
+import signal
+import time
+
+import numpy as np
+
+from holdem import config as config_mod
+from holdem.games import make_game
+from holdem.runtime import protocol
+from holdem.runtime.shm import Segment
+from holdem.solver import kernels, rng
+from holdem.solver.solver import make_params
+from holdem.store.store import RegretStore
+
+_PARENT_CHECK_SECONDS = 1.0
+
+
+def _readonly(arr):
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+def batch_rng_state(seed, batch_id):
+    """The RNG state of batch ``batch_id``: independent of which worker runs it."""
+    return np.random.SeedSequence([int(seed), int(batch_id)]).generate_state(4, dtype=np.uint64)
+
+
+class BatchRunner:
+    """Runs batches against a read-only store into a delta buffer (also used in tests)."""
+
+    def __init__(self, game, config):
+        self.game = game
+        self.config = config
+        self.delta = RegretStore(row_capacity=4 * game.num_decision_nodes)
+        self.workspace = kernels.make_workspace(game.max_depth, game.max_actions,
+                                                game.num_players, game.num_streets,
+                                                game.deck_size)
+        self.utility = np.zeros(1024, dtype=np.float64)
+
+    def warm_up(self):
+        """Compile (or load) the kernels on throw-away stores."""
+        scratch = RegretStore(row_capacity=4 * self.game.num_decision_nodes)
+        read = scratch.arrays._replace(**{
+            name: _readonly(getattr(scratch.arrays, name)) for name in scratch.arrays._fields})
+        self.run(read, 0, 0, 1, 0.0)
+        self.delta.clear()
+
+    def run(self, read_arrays, batch_id, t0, n, elapsed):
+        """Run ``n`` iterations from global iteration ``t0``; returns (utility_sum, visits)."""
+        game = self.game
+        params = make_params(self.config.solver, game.num_streets, is_delta=True,
+                             elapsed=elapsed)
+        state = batch_rng_state(self.config.train.seed, batch_id)
+        if self.utility.shape[0] < n:
+            self.utility = np.zeros(n, dtype=np.float64)
+        self.workspace.visits[0] = 0
+        done = 0
+        while done < n:
+            self.delta.reserve(game.max_new_rows, game.max_new_entries)
+            done += int(kernels.run_iterations(
+                game.tree, game.deal, np.int64(game.bucket_stride),
+                np.int64(game.num_streets - 1), read_arrays, self.delta.arrays, params,
+                self.workspace, state, np.int64(t0 + done), np.int64(n - done),
+                np.int64(game.max_new_rows), np.int64(game.max_new_entries),
+                self.utility[done:]))
+        return float(self.utility[:n].sum()), int(self.workspace.visits[0])
+
+
+def worker_main(conn, worker_index, config_dict, parent_pid):
+    """Entry point of a worker process (must be importable for the spawn start method)."""
+    # Ctrl-C in a terminal reaches the whole process group: the main process decides what
+    # happens (final checkpoint, then a stop message), so workers ignore it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    config = config_mod.from_dict(config_dict, source="worker config")
+    game = make_game(config.game.name)
+    runner = BatchRunner(game, config)
+    runner.warm_up()
+    try:
+        conn.send_bytes(protocol.encode_ready(worker_index, os.getpid()))
+    except (BrokenPipeError, OSError):
+        return
+    segment = None
+    generation = -1
+    try:
+        while True:
+            if not conn.poll(_PARENT_CHECK_SECONDS):
+                if os.getppid() != parent_pid:
+                    return                       # the main process is gone
+                continue
+            try:
+                msg = protocol.decode_request(conn.recv_bytes())
+            except (EOFError, OSError):
+                return
+            if msg["op"] == "stop":
+                return
+            store = msg.get("store")
+            if store is not None and store["generation"] != generation:
+                if segment is not None:
+                    segment.close()
+                segment = Segment(store["descriptor"])
+                generation = store["generation"]
+            start = time.perf_counter()
+            utility_sum, visits = runner.run(segment.arrays, msg["id"], msg["t0"], msg["n"],
+                                             msg["elapsed"])
+            seconds = time.perf_counter() - start
+            keys, num_actions, _, regrets, strategy = runner.delta.used()
+            payload = protocol.encode_delta(msg["id"], worker_index, generation, msg["n"],
+                                            utility_sum, visits, seconds, keys, num_actions,
+                                            regrets, strategy)
+            runner.delta.clear()
+            try:
+                conn.send_bytes(payload)
+            except (BrokenPipeError, OSError):
+                return
+    except KeyboardInterrupt:
+        return              # Ctrl-C reaches the whole process group; the main process decides
+    finally:
+        if segment is not None:
+            segment.close()
