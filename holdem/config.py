@@ -38,6 +38,7 @@ class SolverConfig:
     discount_interval: float = 1
     discount_stop: typing.Optional[float] = None
     schedule_clock: str = "iterations"
+    dcfr_interval: float = 1000
     dcfr_alpha: float = 1.5
     dcfr_beta: float = 0.0
     dcfr_gamma: float = 2.0
@@ -82,7 +83,7 @@ _CHOICES = {
     ("solver", "schedule_clock"): CLOCKS,
     ("train", "start_method"): START_METHODS,
 }
-_POSITIVE = {("solver", "discount_interval"), ("train", "snapshot_interval"),
+_POSITIVE = {("solver", "discount_interval"), ("solver", "dcfr_interval"), ("train", "snapshot_interval"),
              ("train", "progress_interval"), ("train", "keep_checkpoints"),
              ("train", "log_interval"), ("train", "eval_interval"), ("train", "utility_window"),
              ("train", "worker_timeout"), ("train", "max_memory_gb")}
@@ -188,7 +189,7 @@ def with_overrides(config, source="command line", **sections):
     for section, values in sections.items():
         for name, value in values.items():
             if value is not None:
-                data[section][name] = value
+                data.setdefault(section, {})[name] = value
     return from_dict(data, source=source)
 
 

@@ -1,4 +1,4 @@
-"""Exact evaluation (holdem.analysis.exact) against known answers and tests/reference/best_response.py.
+"""Exact evaluation (holdem.analysis.exact) against known answers and a reference best response.
 
 Known answers: the uniform profile's exploitability (Kuhn 11/24, Leduc 2.373611), Kuhn's
 equilibrium family (exploitability 0, value -1/18 for player 0) and a pure always-bet/always-call
@@ -15,7 +15,8 @@ from tests.reference import best_response as reference
 from tests.reference.vanilla_cfr import vanilla_cfr
 
 # Kuhn: decision histories in BFS order are '' (P0), 'c' (P1), 'r' (P1), 'cr' (P0); buckets are
-# card ranks J=0, Q=1, K=2; actions are [check, bet] when not facing a bet, [fold, call] when facing.
+# card ranks J=0, Q=1, K=2; actions are [check, bet] when not facing a bet, [fold, call] when
+# facing one.
 KUHN_ROOT, KUHN_CHECKED, KUHN_BET, KUHN_CHECK_BET = range(4)
 J, Q, K = range(3)
 

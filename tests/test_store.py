@@ -45,7 +45,8 @@ def test_growth_keeps_every_row(rng):
     resizes = 0
     for batch in range(60):
         arrays = store.arrays
-        delta = random_delta(rng, key_space, actions_of, num_keys=int(rng.integers(1, 5 + 20 * batch)))
+        num_keys = int(rng.integers(1, 5 + 20 * batch))
+        delta = random_delta(rng, key_space, actions_of, num_keys)
         store.merge(*delta)
         reference.merge(*delta)
         resizes += store.arrays is not arrays
@@ -53,7 +54,7 @@ def test_growth_keeps_every_row(rng):
             assert_same(store, reference)
     assert resizes >= 8
     assert_same(store, reference)
-    table = store.arrays.table_keys
+    table = store.arrays.table[:, 0]
     assert 2 * store.num_infosets <= table.shape[0]
     assert np.count_nonzero(table != kernels.EMPTY) == store.num_infosets
     for key in rng.integers(0, key_space, size=500):
@@ -125,6 +126,12 @@ def test_malformed_delta_is_rejected_without_change(delta, message):
         assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("num_actions", [np.array([257]), [257]])
+def test_num_actions_out_of_int8_range_is_rejected(num_actions):
+    with pytest.raises(ValueError):
+        validate_delta([1], num_actions, [0.0], [0.0])
+
+
 def test_empty_delta_is_a_no_op():
     store = RegretStore()
     store.merge([], [], [], [])
@@ -152,7 +159,7 @@ def test_sizes_reported(rng):
     store = RegretStore(row_capacity=100, entry_capacity=300)
     a = store.arrays
     assert a.row_key.shape[0] == 100 and a.regrets.shape[0] == 300
-    assert a.table_keys.shape[0] == 256                  # a power of two >= 2 * rows
+    assert a.table.shape[0] == 256                  # a power of two >= 2 * rows
     assert store.nbytes == 256 * SLOT_BYTES + 100 * ROW_BYTES + 300 * ENTRY_BYTES + 2 * 8
     store.merge([5, 9, 5], [3, 1, 3], np.arange(7), np.ones(7))
     assert store.num_infosets == 2 and store.num_entries == 4
@@ -172,3 +179,13 @@ def test_from_arrays_round_trip(rng):
     copy = RegretStore.from_arrays(keys, num_actions, regrets, sums)
     assert store_contents(copy) == store_contents(store)
     assert np.array_equal(copy.used()[0], keys)
+
+
+def test_merge_rejects_changed_num_actions_without_writing():
+    store = RegretStore(row_capacity=16)
+    store.merge([5, 6], [2, 2], [1, 2, 3, 4], [1, 1, 1, 1])
+    before = [x.copy() for x in store.used()]
+    with pytest.raises(ValueError, match="key 5 has 3 actions"):
+        store.merge([7, 5], [1, 3], [9, 9, 9, 9], [9, 9, 9, 9])
+    for x, y in zip(before, store.used()):
+        np.testing.assert_array_equal(x, y)

@@ -38,9 +38,9 @@ def shm_dir():
 
 def _layout(specs):
     offsets, pos = [], 0
-    for _, dt, n in specs:
+    for _, dt, shape in specs:
         offsets.append(pos)
-        pos += int(np.dtype(dt).itemsize * n)
+        pos += int(np.dtype(dt).itemsize * np.prod(shape))
         pos += (-pos) % _ALIGN
     return offsets, max(pos, _ALIGN)
 
@@ -49,14 +49,15 @@ def layout_descriptor(path, specs):
     """Plain data describing a segment (what workers need to map it)."""
     offsets, size = _layout(specs)
     return {"path": str(path), "size": size,
-            "arrays": [[name, np.dtype(dt).str, int(n), off]
-                       for (name, dt, n), off in zip(specs, offsets)]}
+            "arrays": [[name, np.dtype(dt).str, list(np.atleast_1d(shape).tolist()), off]
+                       for (name, dt, shape), off in zip(specs, offsets)]}
 
 
 def _views(buf, descriptor, readonly):
     arrays = []
-    for name, dtype, n, off in descriptor["arrays"]:
-        arr = np.frombuffer(buf, dtype=np.dtype(dtype), count=n, offset=off)
+    for name, dtype, shape, off in descriptor["arrays"]:
+        count = int(np.prod(shape))
+        arr = np.frombuffer(buf, dtype=np.dtype(dtype), count=count, offset=off).reshape(shape)
         if readonly:
             arr.flags.writeable = False
         arrays.append(arr)

@@ -52,7 +52,7 @@ Params = namedtuple("Params", [
 ])
 
 Workspace = namedtuple("Workspace", [
-    "node", "next_action", "row", "sigma", "util", "explored",
+    "node", "next_action", "offset", "sigma", "util", "explored",
     "action", "sample_prob", "opp_reach", "sample_reach", "buckets", "strength", "deck",
     "visits",
 ])
@@ -61,7 +61,8 @@ Workspace = namedtuple("Workspace", [
 def make_workspace(max_depth, max_actions, num_players, num_streets, deck_size):
     d, a = max_depth + 1, max(1, max_actions)
     return Workspace(
-        node=np.zeros(d, np.int64), next_action=np.zeros(d, np.int64), row=np.zeros(d, np.int64),
+        node=np.zeros(d, np.int64), next_action=np.zeros(d, np.int64),
+        offset=np.zeros(d, np.int64),
         sigma=np.zeros((d, a), np.float64), util=np.zeros((d, a), np.float64),
         explored=np.zeros((d, a), np.bool_), action=np.zeros(d, np.int64),
         sample_prob=np.zeros(d, np.float64), opp_reach=np.zeros(d, np.float64),
@@ -101,16 +102,16 @@ def regret_matching(regrets, offset, num_actions, out):
 
 
 @njit_inline
-def _delta_strategy(read, write, write_row, key, num_actions, out):
+def _delta_strategy(read, write, write_off, key, num_actions, out):
     """Regret matching on shared regrets plus this worker's own unmerged delta: a worker sees
-    its own updates at once and only the other workers' in-flight deltas late."""
-    row = store_kernels.find_row(read, key)
-    woff = write.row_offset[write_row]
-    roff = read.row_offset[row] if row >= 0 else 0
+    its own updates at once and only the other workers' in-flight deltas late. Returns the
+    shared offset or -1."""
+    entry = store_kernels.find_entry(read, key)
+    roff = store_kernels.entry_offset(entry) if entry >= 0 else -1
     total = 0.0
     for a in range(num_actions):
-        r = write.regrets[woff + a]
-        if row >= 0:
+        r = write.regrets[write_off + a]
+        if roff >= 0:
             r += read.regrets[roff + a]
         r = r if r > 0.0 else 0.0
         out[a] = r
@@ -123,7 +124,7 @@ def _delta_strategy(read, write, write_row, key, num_actions, out):
         u = 1.0 / num_actions
         for a in range(num_actions):
             out[a] = u
-    return row
+    return roff
 
 
 @njit_inline
@@ -159,22 +160,22 @@ def _infoset_key(tree, node, buckets, stride):
 
 
 @njit_inline
-def _add_strategy(write, row, num_actions, sigma, weight):
-    off = write.row_offset[row]
+def _add_strategy(write, off, num_actions, sigma, weight):
     for a in range(num_actions):
         write.strategy_sum[off + a] += weight * sigma[a]
 
 
 @njit_inline
 def _strategy_at(read, write, key, num_actions, sigma, is_delta):
-    """Current strategy at an infoset into ``sigma``; returns (write row, read row or -1)."""
-    wrow = store_kernels.find_or_insert_row(write, key, num_actions)
+    """Current strategy at an infoset into ``sigma``; returns (offset in ``write``, offset in
+    ``read`` or -1)."""
+    woff = store_kernels.entry_offset(store_kernels.find_or_insert(write, key, num_actions))
     if is_delta:
-        rrow = _delta_strategy(read, write, wrow, key, num_actions, sigma)
+        roff = _delta_strategy(read, write, woff, key, num_actions, sigma)
     else:
-        rrow = wrow
-        regret_matching(read.regrets, read.row_offset[wrow], num_actions, sigma)
-    return wrow, rrow
+        roff = woff
+        regret_matching(read.regrets, woff, num_actions, sigma)
+    return woff, roff
 
 
 @njit
@@ -202,23 +203,23 @@ def external_traverse(tree, stride, last_street, read, write, params, ws, traver
             na = tree.num_actions[node]
             key = _infoset_key(tree, node, ws.buckets, stride)
             sigma = ws.sigma[d]
-            row, rrow = _strategy_at(read, write, key, na, sigma, params.is_delta)
+            woff, roff = _strategy_at(read, write, key, na, sigma, params.is_delta)
             if p != traverser:
                 if tree.street[node] <= params.avg_max_street:
-                    _add_strategy(write, row, na, sigma, w)
+                    _add_strategy(write, woff, na, sigma, w)
                 ws.node[d] = tree.child_start[node] + _sample(sigma, na, state)
                 continue
-            ws.row[d] = row
+            ws.offset[d] = woff
             # Pluribus skips actions whose regret is below the threshold, except on the last
             # street and for actions that end the hand. (In a worker the shared regret decides:
             # its own delta is small next to it.)
             if not (prune and tree.street[node] != last_street):
-                rrow = -1
+                roff = -1
             child0 = tree.child_start[node]
             for a in range(na):
                 ws.explored[d, a] = not (
-                    rrow >= 0 and tree.kind[child0 + a] == DECISION
-                    and read.regrets[read.row_offset[rrow] + a] < threshold)
+                    roff >= 0 and tree.kind[child0 + a] == DECISION
+                    and read.regrets[roff + a] < threshold)
             ws.next_action[d] = 0
         na = tree.num_actions[node]
         a = ws.next_action[d]
@@ -234,7 +235,7 @@ def external_traverse(tree, stride, last_street, read, write, params, ws, traver
         for a in range(na):
             if ws.explored[d, a]:
                 v += ws.sigma[d, a] * ws.util[d, a]
-        off = write.row_offset[ws.row[d]]
+        off = ws.offset[d]
         for a in range(na):
             if ws.explored[d, a]:
                 r = write.regrets[off + a] + w * (ws.util[d, a] - v)
@@ -265,9 +266,9 @@ def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
         na = tree.num_actions[node]
         key = _infoset_key(tree, node, ws.buckets, stride)
         sigma = ws.sigma[d]
-        row, rrow = _strategy_at(read, write, key, na, sigma, params.is_delta)
+        woff, roff = _strategy_at(read, write, key, na, sigma, params.is_delta)
         if p == traverser:
-            ws.row[d] = row
+            ws.offset[d] = woff
             probs = ws.util[d]
             for a in range(na):
                 probs[a] = (1.0 - eps) * sigma[a] + eps / na
@@ -275,7 +276,7 @@ def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
             q = probs[a]
         else:
             if p == avg_player and tree.street[node] <= params.avg_max_street:
-                _add_strategy(write, row, na, sigma, w * opp_reach / sample_reach)
+                _add_strategy(write, woff, na, sigma, w * opp_reach / sample_reach)
             a = _sample(sigma, na, state)
             q = sigma[a]
         ws.node[d] = node
@@ -296,7 +297,7 @@ def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
         value = ws.sigma[i, a_star] * child
         if tree.player[n] == traverser:
             scale = w * ws.opp_reach[i] / ws.sample_reach[i]
-            off = write.row_offset[ws.row[i]]
+            off = ws.offset[i]
             for a in range(tree.num_actions[n]):
                 cf = child if a == a_star else 0.0
                 r = write.regrets[off + a] + scale * (cf - value)

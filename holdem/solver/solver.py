@@ -93,13 +93,13 @@ class DcfrSchedule:
         clock = elapsed if self.cfg.schedule_clock == "seconds" else iterations
         if self.cfg.discount_stop is not None:
             clock = min(clock, self.cfg.discount_stop)
-        return max(0, int(clock // self.cfg.discount_interval) - self.steps)
+        return max(0, int(clock // self.cfg.dcfr_interval) - self.steps)
 
     def next_boundary(self, iterations):
         """Iterations until the next sweep (iteration clock), or None."""
         if not self.enabled or self.cfg.schedule_clock != "iterations":
             return None
-        interval = int(max(1, self.cfg.discount_interval))
+        interval = int(max(1, self.cfg.dcfr_interval))
         nxt = (self.steps + 1) * interval
         if self.cfg.discount_stop is not None and nxt > self.cfg.discount_stop:
             return None

@@ -2,18 +2,19 @@
 
 Layout (see :mod:`holdem.store.store` for the Python owner of these arrays):
 
-- ``table_keys`` int64[C] (C a power of two): infoset key per slot, ``EMPTY`` (-1) when free.
-- ``table_rows`` int32[C]: row of the infoset stored in that slot.
-- ``row_key`` int64[R], ``row_offset`` int64[R], ``row_num_actions`` int8[R]: one row per infoset,
-  rows numbered in order of first visit; the row's actions occupy
-  ``regrets[row_offset : row_offset + num_actions]`` (float32) and the same range of
-  ``strategy_sum`` (float64: float32 sums stop absorbing small increments after ~1e7 updates).
-- ``meta`` int64[2]: ``[num_rows, num_entries]`` (rows used, flat entries used).
+- ``table`` int64[C, 2] (C a power of two): per slot the infoset key (``EMPTY`` = -1 when free)
+  and its *entry* ``offset << 8 | num_actions``. Key and entry share a cache line, and the entry
+  leads straight to the values, so a lookup costs one cache miss, an update three.
+- ``regrets`` float32[E] and ``strategy_sum`` float64[E]: an infoset's actions occupy
+  ``[offset, offset + num_actions)``. float64 strategy sums: float32 stops absorbing small
+  increments after ~1e7 updates.
+- ``row_key`` int64[R], ``row_offset`` int64[R], ``row_num_actions`` int8[R]: one row per infoset
+  in order of first visit (for listing, checkpoints and deltas; not used on the hot path).
+- ``meta`` int64[2]: ``[num_rows, num_entries]``.
 
-Linear probing with a Fibonacci (multiplicative) hash keeps lookups to one or two cache lines.
-Keys are non-negative; the kernels never grow the arrays: the Python side guarantees capacity
-(the traversal stops at an iteration boundary when head-room runs short, see
-:func:`has_headroom`).
+Linear probing with a multiplicative (Fibonacci) hash. Keys are non-negative. The kernels never
+grow the arrays: the Python side guarantees capacity (traversals stop at an iteration boundary
+when head-room runs short, see :func:`has_headroom`).
 """
 
 from collections import namedtuple
@@ -28,8 +29,7 @@ NOT_FOUND = -1
 
 StoreArrays = namedtuple(
     "StoreArrays",
-    ["table_keys", "table_rows", "row_key", "row_offset", "row_num_actions", "regrets",
-     "strategy_sum", "meta"],
+    ["table", "row_key", "row_offset", "row_num_actions", "regrets", "strategy_sum", "meta"],
 )
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -42,47 +42,60 @@ def _slot_of(key, mask):
 
 
 @njit_inline
-def find_row(store, key):
-    """Row of ``key`` or NOT_FOUND. Read-only."""
-    keys = store.table_keys
-    mask = keys.shape[0] - 1
+def entry_offset(entry):
+    return entry >> 8
+
+
+@njit_inline
+def entry_num_actions(entry):
+    return entry & 255
+
+
+@njit_inline
+def find_entry(store, key):
+    """The entry (``offset << 8 | num_actions``) of ``key``, or NOT_FOUND. Read-only."""
+    table = store.table
+    mask = table.shape[0] - 1
     slot = _slot_of(key, mask)
     while True:
-        k = keys[slot]
+        k = table[slot, 0]
         if k == key:
-            return np.int64(store.table_rows[slot])
+            return table[slot, 1]
         if k == EMPTY:
             return NOT_FOUND
         slot = (slot + 1) & mask
 
 
 @njit_inline
-def find_or_insert_row(store, key, num_actions):
-    """Row of ``key``, inserting a zeroed row with ``num_actions`` actions when it is new."""
-    keys = store.table_keys
-    mask = keys.shape[0] - 1
+def find_or_insert(store, key, num_actions):
+    """The entry of ``key``, inserting zeroed values for ``num_actions`` actions when new."""
+    table = store.table
+    mask = table.shape[0] - 1
     slot = _slot_of(key, mask)
     while True:
-        k = keys[slot]
+        k = table[slot, 0]
         if k == key:
-            return np.int64(store.table_rows[slot])
+            return table[slot, 1]
         if k == EMPTY:
             break
         slot = (slot + 1) & mask
     meta = store.meta
     row = meta[0]
     offset = meta[1]
-    keys[slot] = key
-    store.table_rows[slot] = row
-    store.row_key[row] = key
-    store.row_offset[row] = offset
-    store.row_num_actions[row] = num_actions
     for a in range(num_actions):
         store.regrets[offset + a] = 0.0
         store.strategy_sum[offset + a] = 0.0
+    store.row_key[row] = key
+    store.row_offset[row] = offset
+    store.row_num_actions[row] = num_actions
+    entry = (offset << 8) | num_actions
+    # The entry is written before the key: a worker reading concurrently either misses the
+    # key or finds a complete entry.
+    table[slot, 1] = entry
+    table[slot, 0] = key
     meta[0] = row + 1
     meta[1] = offset + num_actions
-    return row
+    return entry
 
 
 @njit_inline
@@ -91,22 +104,32 @@ def has_headroom(store, max_new_rows, max_new_entries):
     (table load kept at most 1/2)."""
     rows = store.meta[0] + max_new_rows
     return (rows <= store.row_key.shape[0]
-            and 2 * rows <= store.table_keys.shape[0]
+            and 2 * rows <= store.table.shape[0]
             and store.meta[1] + max_new_entries <= store.regrets.shape[0])
 
 
 @njit
 def rebuild_index(store):
-    """Re-insert every row into an empty ``table_keys`` (after the table was resized)."""
-    keys = store.table_keys
-    mask = keys.shape[0] - 1
+    """Insert every row into an empty ``table`` (after the table was resized)."""
+    table = store.table
+    mask = table.shape[0] - 1
     for row in range(store.meta[0]):
         key = store.row_key[row]
         slot = _slot_of(key, mask)
-        while keys[slot] != EMPTY:
+        while table[slot, 0] != EMPTY:
             slot = (slot + 1) & mask
-        keys[slot] = key
-        store.table_rows[slot] = row
+        table[slot, 1] = (store.row_offset[row] << 8) | np.int64(store.row_num_actions[row])
+        table[slot, 0] = key
+
+
+@njit
+def find_mismatch(store, keys, num_actions):
+    """Index of the first key already stored with another num_actions, or -1. Read-only."""
+    for i in range(keys.shape[0]):
+        entry = find_entry(store, keys[i])
+        if entry != NOT_FOUND and entry_num_actions(entry) != num_actions[i]:
+            return i
+    return -1
 
 
 @njit
@@ -116,13 +139,13 @@ def merge_delta(store, keys, num_actions, regret_delta, strategy_delta, regret_f
     ``keys`` int64[n] and ``num_actions`` int8[n] describe n infosets; their per-action values lie
     back to back in ``regret_delta`` float32[m] and ``strategy_delta`` float64[m] with
     m = sum(num_actions). New infosets are inserted. Regrets are clamped at ``regret_floor``
-    (pass -inf for none). The caller has validated the payload and ensured capacity.
+    (pass -inf for none). The caller has validated the payload (see
+    :func:`holdem.store.store.validate_delta` and :func:`find_mismatch`) and ensured capacity.
     """
     pos = 0
     for i in range(keys.shape[0]):
-        na = num_actions[i]
-        row = find_or_insert_row(store, keys[i], na)
-        off = store.row_offset[row]
+        na = np.int64(num_actions[i])
+        off = entry_offset(find_or_insert(store, keys[i], na))
         for a in range(na):
             r = store.regrets[off + a] + regret_delta[pos + a]
             if r < regret_floor:
@@ -130,3 +153,9 @@ def merge_delta(store, keys, num_actions, regret_delta, strategy_delta, regret_f
             store.regrets[off + a] = r
             store.strategy_sum[off + a] += strategy_delta[pos + a]
         pos += na
+
+
+@njit
+def find_entry_py(store, key):
+    """:func:`find_entry` callable from Python (inline-only functions are not)."""
+    return find_entry(store, key)

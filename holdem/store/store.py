@@ -12,7 +12,7 @@ from holdem.store import kernels
 from holdem.store.kernels import StoreArrays
 
 ROW_BYTES = 8 + 8 + 1            # row_key + row_offset + row_num_actions
-SLOT_BYTES = 8 + 4               # table_keys + table_rows
+SLOT_BYTES = 16                  # table: key + entry
 ENTRY_BYTES = 4 + 8              # float32 regret + float64 strategy sum
 
 
@@ -23,7 +23,7 @@ def _pow2_at_least(n):
 def array_specs(row_capacity, entry_capacity, table_capacity):
     """(name, dtype, length) of each store array, in :class:`StoreArrays` order."""
     return [
-        ("table_keys", np.int64, table_capacity), ("table_rows", np.int32, table_capacity),
+        ("table", np.int64, (table_capacity, 2)),
         ("row_key", np.int64, row_capacity), ("row_offset", np.int64, row_capacity),
         ("row_num_actions", np.int8, row_capacity), ("regrets", np.float32, entry_capacity),
         ("strategy_sum", np.float64, entry_capacity), ("meta", np.int64, 2),
@@ -52,7 +52,7 @@ class RegretStore:
         if table_capacity is None:
             table_capacity = _pow2_at_least(2 * row_capacity)
         arrays = self._allocator(array_specs(row_capacity, entry_capacity, table_capacity))
-        arrays.table_keys.fill(kernels.EMPTY)
+        arrays.table[:, 0] = kernels.EMPTY
         return arrays
 
     # -- size ------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ class RegretStore:
         need_entries = self.num_entries + int(new_entries)
         row_cap = a.row_key.shape[0]
         entry_cap = a.regrets.shape[0]
-        table_cap = a.table_keys.shape[0]
+        table_cap = a.table.shape[0]
         if need_rows <= row_cap and need_entries <= entry_cap and 2 * need_rows <= table_cap:
             return False
         while row_cap < need_rows:
@@ -107,13 +107,25 @@ class RegretStore:
 
     def clear(self):
         """Forget every row (used for per-batch delta buffers). Capacity is kept."""
-        self.arrays.table_keys.fill(kernels.EMPTY)
+        self.arrays.table[:, 0] = kernels.EMPTY
         self.arrays.meta[:] = 0
 
     # -- access ----------------------------------------------------------------------------
     def row_of(self, key):
-        """Row index of ``key`` or -1."""
-        return int(kernels.find_row(self.arrays, np.int64(key)))
+        """Row index of ``key`` (order of first visit) or -1."""
+        entry = int(kernels.find_entry_py(self.arrays, np.int64(key)))
+        if entry < 0:
+            return -1
+        offsets = self.arrays.row_offset[:self.num_infosets]
+        return int(np.searchsorted(offsets, entry >> 8))
+
+    def values_of(self, key):
+        """(regrets, strategy_sum) views of ``key``'s actions, or None."""
+        entry = int(kernels.find_entry_py(self.arrays, np.int64(key)))
+        if entry < 0:
+            return None
+        off, na = entry >> 8, entry & 255
+        return self.arrays.regrets[off:off + na], self.arrays.strategy_sum[off:off + na]
 
     def used(self):
         """Views of the used prefix: (keys, num_actions, offsets, regrets, strategy_sum)."""
@@ -122,14 +134,22 @@ class RegretStore:
         return (a.row_key[:r], a.row_num_actions[:r], a.row_offset[:r], a.regrets[:e],
                 a.strategy_sum[:e])
 
-    def merge(self, keys, num_actions, regret_delta, strategy_delta, regret_floor=None):
+    def merge(self, keys, num_actions, regret_delta, strategy_delta, regret_floor=None,
+              check_existing=True):
         """Add a sparse delta (see :func:`holdem.store.kernels.merge_delta`); grows as needed.
 
-        Shapes and dtypes are validated here, so a malformed delta raises ``ValueError`` before
-        anything is written.
+        Shapes, dtypes and values are validated here, and (``check_existing``) each key's
+        num_actions against the row already stored, so a malformed delta raises ``ValueError``
+        before anything is written. Callers that validated against the game skip the last check.
         """
         keys, num_actions, regret_delta, strategy_delta = validate_delta(
             keys, num_actions, regret_delta, strategy_delta)
+        if check_existing and self.num_infosets:
+            bad = int(kernels.find_mismatch(self.arrays, keys, num_actions))
+            if bad >= 0:
+                raise ValueError(f"malformed delta: key {int(keys[bad])} has "
+                                 f"{int(num_actions[bad])} actions, the store holds another "
+                                 "number")
         self.reserve(keys.shape[0], regret_delta.shape[0])
         floor = -np.inf if regret_floor is None else float(regret_floor)
         kernels.merge_delta(self.arrays, keys, num_actions, regret_delta, strategy_delta, floor)
@@ -147,10 +167,14 @@ def validate_delta(keys, num_actions, regret_delta, strategy_delta):
     """Check a delta's shapes, dtypes and consistency; return contiguous arrays or raise."""
     try:
         keys = np.ascontiguousarray(keys, dtype=np.int64)
-        num_actions = np.ascontiguousarray(num_actions, dtype=np.int8)
+        wide = np.asarray(num_actions)
+        if wide.size and (not np.issubdtype(wide.dtype, np.integer)
+                          or wide.min() < 1 or wide.max() > 127):
+            raise ValueError("num_actions must be integers in 1..127 (empty action set?)")
+        num_actions = np.ascontiguousarray(wide, dtype=np.int8)
         regret_delta = np.ascontiguousarray(regret_delta, dtype=np.float32)
         strategy_delta = np.ascontiguousarray(strategy_delta, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"malformed delta: {exc}") from None
     if keys.ndim != 1 or num_actions.shape != keys.shape:
         raise ValueError("malformed delta: keys and num_actions must be 1-D of equal length")
