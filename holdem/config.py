@@ -200,9 +200,9 @@ def dump_yaml(config):
 # The defaults of ``--game NAME``. configs/NAME.yaml holds the same values (a test checks).
 GAME_DEFAULTS = {
     "kuhn": {"game": {"name": "kuhn"},
-             "solver": {"sampling": "external", "weighting": "none"},
+             "solver": {"sampling": "external", "weighting": "dcfr", "dcfr_interval": 1000},
              "train": {"seed": 0}},
     "leduc": {"game": {"name": "leduc"},
-              "solver": {"sampling": "external", "weighting": "none"},
+              "solver": {"sampling": "external", "weighting": "dcfr", "dcfr_interval": 1000},
               "train": {"seed": 0}},
 }

@@ -268,8 +268,10 @@ def main(argv=None):
     args = parse_args(argv)
     cpu = pin_to_one_core()
     game, cfg, solver_cls = make_solver(args)
+    interval = (cfg.solver.dcfr_interval if cfg.solver.weighting == "dcfr"
+                else cfg.solver.discount_interval)
     report("benchmark", f"{args.game}, {cfg.solver.sampling} sampling, weighting "
-           f"{cfg.solver.weighting} (discount interval {cfg.solver.dcfr_interval if cfg.solver.weighting == "dcfr" else cfg.solver.discount_interval:g}), "
+           f"{cfg.solver.weighting} (discount interval {interval:g}), "
            f"seed {args.seed}" + ("" if cpu is None else f", pinned to CPU {cpu}"))
     if "startup" not in args.skip:
         bench_startup(args)

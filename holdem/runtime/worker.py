@@ -55,8 +55,9 @@ class BatchRunner:
         self.run(read, 0, 0, 1, 0.0)
         self.delta.clear()
 
-    def run(self, read_arrays, batch_id, t0, n, elapsed):
-        """Run ``n`` iterations from global iteration ``t0``; returns (utility_sum, visits)."""
+    def run(self, read_arrays, batch_id, t0, n, elapsed, traverser=-1):
+        """Run ``n`` iterations from global iteration ``t0`` (only ``traverser``'s traversals
+        when it is >= 0); returns (utility_sum, visits)."""
         game = self.game
         params = make_params(self.config.solver, game.num_streets, is_delta=True,
                              elapsed=elapsed)
@@ -72,7 +73,7 @@ class BatchRunner:
                 np.int64(game.num_streets - 1), read_arrays, self.delta.arrays, params,
                 self.workspace, state, np.int64(t0 + done), np.int64(n - done),
                 np.int64(game.max_new_rows), np.int64(game.max_new_entries),
-                self.utility[done:]))
+                self.utility[done:], np.int64(traverser)))
         return float(self.utility[:n].sum()), int(self.workspace.visits[0])
 
 

@@ -49,6 +49,7 @@ Params = namedtuple("Params", [
     "weight_mode", "weight_interval", "weight_stop", "fixed_weight",
     "regret_floor", "prune_start", "prune_prob", "prune_threshold",
     "avg_max_street", "is_delta",
+    "dcfr_interval", "dcfr_stop", "dcfr_alpha", "dcfr_beta", "dcfr_gamma",
 ])
 
 Workspace = namedtuple("Workspace", [
@@ -309,8 +310,11 @@ def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
 
 @njit
 def run_iterations(tree, deal, stride, last_street, read, write, params, ws, state, t0, n,
-                   max_new_rows, max_new_entries, utility_out):
+                   max_new_rows, max_new_entries, utility_out, only_traverser):
     """Run up to ``n`` iterations starting at global iteration ``t0``.
+
+    ``only_traverser`` -1 runs one traversal per player each iteration; p >= 0 runs only
+    player p's traversals (a parallel worker that owns that player's regrets).
 
     Stops early, at an iteration boundary, when ``write`` may not hold another iteration's new
     infosets (the caller grows it and calls again). Player 0's sampled value of iteration i is
@@ -321,10 +325,16 @@ def run_iterations(tree, deal, stride, last_street, read, write, params, ws, sta
         if not store_kernels.has_headroom(write, max_new_rows, max_new_entries):
             return i
         t = t0 + i
+        if (params.dcfr_interval > 0 and not params.is_delta and t > 0
+                and t % params.dcfr_interval == 0 and t <= params.dcfr_stop):
+            discount_step(write, t // params.dcfr_interval, params.dcfr_alpha,
+                          params.dcfr_beta, params.dcfr_gamma)
         w = iteration_weight(params, t)
         deal_kernels.deal(deal, state, ws.deck, ws.buckets, ws.strength)
         prune = t >= params.prune_start and rng.uniform(state) < params.prune_prob
         for traverser in range(num_players):
+            if only_traverser >= 0 and traverser != only_traverser:
+                continue
             if params.sampling == SAMPLING_EXTERNAL:
                 v = external_traverse(tree, stride, last_street, read, write, params, ws,
                                       traverser, w, prune, state)
@@ -332,7 +342,18 @@ def run_iterations(tree, deal, stride, last_street, read, write, params, ws, sta
                 v = outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
             if traverser == 0:
                 utility_out[i] = v
+            elif only_traverser > 0:
+                utility_out[i] = -v          # two-player zero-sum: player 0's value
     return n
+
+
+@njit
+def discount_step(store, step, alpha, beta, gamma):
+    """DCFR discount number ``step`` (1-based): Brown & Sandholm 2019, eq. 2, with t = step."""
+    t = np.float64(step)
+    ta = t ** alpha
+    tb = t ** beta
+    discount_sweep(store, ta / (ta + 1.0), tb / (tb + 1.0), (t / (t + 1.0)) ** gamma)
 
 
 @njit

@@ -67,6 +67,7 @@ def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0):
     floor = kernels.NO_FLOOR if solver_cfg.regret_floor is None else float(solver_cfg.regret_floor)
     avg_max = num_streets - 1 if solver_cfg.average_max_street is None else int(
         solver_cfg.average_max_street)
+    in_kernel_dcfr = solver_cfg.weighting == "dcfr" and not by_time
     return kernels.Params(
         sampling=kernels.SAMPLING_EXTERNAL if solver_cfg.sampling == "external"
         else kernels.SAMPLING_OUTCOME,
@@ -75,19 +76,27 @@ def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0):
         fixed_weight=fixed, regret_floor=floor, prune_start=np.int64(prune_start),
         prune_prob=float(solver_cfg.prune_prob), prune_threshold=float(solver_cfg.prune_threshold),
         avg_max_street=np.int64(avg_max), is_delta=bool(is_delta),
+        dcfr_interval=np.int64(max(1, int(solver_cfg.dcfr_interval)) if in_kernel_dcfr else 0),
+        dcfr_stop=np.int64(NEVER if stop is None else int(stop)),
+        dcfr_alpha=float(solver_cfg.dcfr_alpha), dcfr_beta=float(solver_cfg.dcfr_beta),
+        dcfr_gamma=float(solver_cfg.dcfr_gamma),
     )
 
 
 class DcfrSchedule:
-    """When and by how much DCFR discounts (a sweep over the store once per interval)."""
+    """DCFR discount sweeps applied from Python: for wall-clock schedules, and by the parallel
+    trainer's main process (workers never discount). With the iteration clock an in-process
+    solver leaves them to the kernel (:func:`holdem.solver.kernels.run_iterations`), which
+    sweeps before iteration k * dcfr_interval; this class follows the same rule."""
 
-    def __init__(self, solver_cfg):
+    def __init__(self, solver_cfg, kernel_handles_iterations=False):
         self.cfg = solver_cfg
-        self.enabled = solver_cfg.weighting == "dcfr"
+        self.enabled = solver_cfg.weighting == "dcfr" and not (
+            kernel_handles_iterations and solver_cfg.schedule_clock == "iterations")
         self.steps = 0                      # discount sweeps applied so far
 
     def due(self, iterations, elapsed):
-        """Number of sweeps owed at this point of the run."""
+        """Number of sweeps owed before running iteration ``iterations`` (0-based)."""
         if not self.enabled:
             return 0
         clock = elapsed if self.cfg.schedule_clock == "seconds" else iterations
@@ -95,23 +104,22 @@ class DcfrSchedule:
             clock = min(clock, self.cfg.discount_stop)
         return max(0, int(clock // self.cfg.dcfr_interval) - self.steps)
 
-    def next_boundary(self, iterations):
-        """Iterations until the next sweep (iteration clock), or None."""
-        if not self.enabled or self.cfg.schedule_clock != "iterations":
-            return None
-        interval = int(max(1, self.cfg.dcfr_interval))
-        nxt = (self.steps + 1) * interval
-        if self.cfg.discount_stop is not None and nxt > self.cfg.discount_stop:
-            return None
-        return max(1, nxt - iterations)
+    def sync_to(self, iterations):
+        """With the iteration clock: mark the sweeps the kernel applied before ``iterations``
+        (sweep k runs before iteration k * dcfr_interval, so one at exactly ``iterations`` is
+        still owed)."""
+        if self.cfg.weighting == "dcfr" and self.cfg.schedule_clock == "iterations":
+            last = iterations - 1
+            if self.cfg.discount_stop is not None:
+                last = min(last, int(self.cfg.discount_stop))
+            self.steps = max(0, last) // int(max(1, self.cfg.dcfr_interval))
 
     def apply(self, store, count):
-        a, b, g = self.cfg.dcfr_alpha, self.cfg.dcfr_beta, self.cfg.dcfr_gamma
+        cfg = self.cfg
         for _ in range(count):
             self.steps += 1
-            t = float(self.steps)
-            kernels.discount_sweep(store.arrays, t ** a / (t ** a + 1.0), t ** b / (t ** b + 1.0),
-                                   (t / (t + 1.0)) ** g)
+            kernels.discount_step(store.arrays, np.int64(self.steps), cfg.dcfr_alpha,
+                                  cfg.dcfr_beta, cfg.dcfr_gamma)
 
 
 class Solver:
@@ -127,7 +135,7 @@ class Solver:
                           else np.array(rng_state, dtype=np.uint64))
         self.iterations = int(iterations)
         self.elapsed = float(elapsed)
-        self.dcfr = DcfrSchedule(config.solver)
+        self.dcfr = DcfrSchedule(config.solver, kernel_handles_iterations=True)
         self.dcfr.steps = int(dcfr_steps)
         self.utility = RingBuffer(utility_window)
         self.workspace = kernels.make_workspace(game.max_depth, game.max_actions,
@@ -152,21 +160,15 @@ class Solver:
             if owed:
                 self.dcfr.apply(store, owed)
             todo = n - done
-            boundary = self.dcfr.next_boundary(self.iterations)
-            if boundary is not None:
-                todo = min(todo, boundary)
             store.reserve(game.max_new_rows, game.max_new_entries)
             ran = kernels.run_iterations(
                 game.tree, game.deal, np.int64(game.bucket_stride),
                 np.int64(game.num_streets - 1), store.arrays, store.arrays, self.params(),
                 self.workspace, self.rng_state, np.int64(self.iterations), np.int64(todo),
                 np.int64(game.max_new_rows), np.int64(game.max_new_entries),
-                self._utility_out[done:])
+                self._utility_out[done:], np.int64(-1))
             self.utility.extend(self._utility_out[done:done + ran])
             self.iterations += int(ran)
             done += int(ran)
-        owed = self.dcfr.due(self.iterations, self.elapsed)
-        if owed:
-            self.dcfr.apply(store, owed)
         self.last_utility_sum = float(self._utility_out[:n].sum())
         return done
