@@ -28,6 +28,25 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class GameConfig:
     name: str = "leduc"
+    num_players: int = 2
+    stack: float = 100.0
+    small_blind: float = 0.5
+    big_blind: float = 1.0
+    ante: float = 0.0
+    buckets: typing.Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ActionsConfig:
+    """No-Limit Hold'em bet/raise menus (see :mod:`holdem.abstraction.actions`)."""
+
+    preflop_open: tuple = (2.5,)
+    preflop: tuple = ((1.0,),)
+    flop: tuple = ((0.5, 1.0), (1.0,))
+    turn: tuple = ((0.5, 1.0), (1.0,))
+    river: tuple = ((0.5, 1.0), (1.0,))
+    all_in: bool = True
+    max_raises: tuple = (3, 2, 2, 2)
 
 
 @dataclass(frozen=True)
@@ -72,6 +91,7 @@ class TrainConfig:
 @dataclass(frozen=True)
 class Config:
     game: GameConfig = field(default_factory=GameConfig)
+    actions: ActionsConfig = field(default_factory=ActionsConfig)
     solver: SolverConfig = field(default_factory=SolverConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
 
@@ -83,18 +103,52 @@ _CHOICES = {
     ("solver", "schedule_clock"): CLOCKS,
     ("train", "start_method"): START_METHODS,
 }
-_POSITIVE = {("solver", "discount_interval"), ("solver", "dcfr_interval"), ("train", "snapshot_interval"),
+_POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
+             ("game", "num_players"),
+             ("solver", "discount_interval"), ("solver", "dcfr_interval"), ("train", "snapshot_interval"),
              ("train", "progress_interval"), ("train", "keep_checkpoints"),
              ("train", "log_interval"), ("train", "eval_interval"), ("train", "utility_window"),
              ("train", "worker_timeout"), ("train", "max_memory_gb")}
-_NON_NEGATIVE = {("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
+_NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
                  ("solver", "average_max_street"), ("solver", "discount_stop")}
 _PROBABILITY = {("solver", "exploration"), ("solver", "prune_prob")}
 
 
+def _number_list(where, value, positive=True, integer=False):
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"{where}: expected a list of numbers, got {value!r}")
+    out = []
+    for x in value:
+        ok = isinstance(x, int) if integer else isinstance(x, (int, float))
+        if isinstance(x, bool) or not ok or not math.isfinite(x) or (positive and x <= 0):
+            kind = "positive integers" if integer else "positive numbers"
+            raise ConfigError(f"{where}: expected a list of {kind}, got {value!r}")
+        out.append(int(x) if integer else float(x))
+    return tuple(out)
+
+
+def _check_actions(where, name, value):
+    if name == "all_in":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if name == "preflop_open":
+        return _number_list(where, value)
+    if name == "max_raises":
+        out = _number_list(where, value, integer=True)
+        if len(out) != 4:
+            raise ConfigError(f"{where}: expected 4 caps (preflop, flop, turn, river)")
+        return out
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ConfigError(f"{where}: expected a list of size lists, one per raise depth")
+    return tuple(_number_list(f"{where}[{i}]", v) for i, v in enumerate(value))
+
+
 def _check_value(source, section, name, tp, value):
     where = f"{source}: {section}.{name}"
+    if section == "actions":
+        return _check_actions(where, name, value)
     optional = typing.get_origin(tp) is typing.Union
     base = typing.get_args(tp)[0] if optional else tp
     if value is None:
@@ -141,7 +195,8 @@ def _build_section(source, section, cls, values):
     return cls(**kwargs)
 
 
-_SECTIONS = {"game": GameConfig, "solver": SolverConfig, "train": TrainConfig}
+_SECTIONS = {"game": GameConfig, "actions": ActionsConfig, "solver": SolverConfig,
+             "train": TrainConfig}
 
 
 def from_dict(data, source="<config>"):
@@ -179,8 +234,16 @@ def default_for_game(name):
     return from_dict(GAME_DEFAULTS[name], source=f"defaults for {name}")
 
 
+def _plain(value):
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 def to_dict(config):
-    return dataclasses.asdict(config)
+    """Plain nested dicts and lists (YAML- and msgpack-friendly)."""
+    return {name: {k: _plain(v) for k, v in dataclasses.asdict(getattr(config, name)).items()}
+            for name in _SECTIONS}
 
 
 def with_overrides(config, source="command line", **sections):
