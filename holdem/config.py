@@ -229,8 +229,9 @@ def load(path):
 
 def default_for_game(name):
     """The config ``--game NAME`` uses: identical to ``configs/NAME.yaml``."""
-    if name not in GAME_NAMES:
-        raise ConfigError(f"--game: {name!r} is not one of {', '.join(GAME_NAMES)}")
+    if name not in GAME_DEFAULTS:
+        raise ConfigError(f"--game: {name!r} is not one of {', '.join(GAME_DEFAULTS)} "
+                          "(No-Limit Hold'em needs a config file, e.g. configs/hunl_default.yaml)")
     return from_dict(GAME_DEFAULTS[name], source=f"defaults for {name}")
 
 

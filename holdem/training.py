@@ -55,6 +55,8 @@ class RunResult:
 def run_header(game, config, store, iterations, elapsed, schedule, rng_states, extra=None):
     header = {
         "game": game.name,
+        "abstraction": {"buckets_sha256": game.buckets_sha256,
+                        "buckets_path": game.buckets_path},
         "config": config_mod.to_dict(config),
         "iterations": int(iterations),
         "elapsed": float(elapsed),
@@ -98,14 +100,30 @@ def store_from_checkpoint(checkpoint, game=None, allocator=None):
         raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: arrays: {exc}") from None
 
 
-def check_resume_config(checkpoint, config):
-    """The stored config, after checking that ``config`` trains the same game."""
-    stored = config_mod.from_dict(checkpoint.header["config"],
-                                  source=f"checkpoint {checkpoint.path}")
-    if config is not None and config.game != stored.game:
-        raise ckpt.CheckpointError(
-            f"checkpoint {checkpoint.path}: game: checkpoint is {stored.game.name!r}, the run "
-            f"is configured for {config.game.name!r}")
+def check_resume_config(checkpoint, config, game=None):
+    """The stored config, after checking that ``config`` (and its built ``game``) trains the
+    same game with the same abstraction as the checkpoint."""
+    where = f"checkpoint {checkpoint.path}"
+    stored = config_mod.from_dict(checkpoint.header["config"], source=where)
+    if config is None:
+        return stored
+    if config.game.name != stored.game.name:
+        raise ckpt.CheckpointError(f"{where}: game: checkpoint is {stored.game.name!r}, the "
+                                   f"run is configured for {config.game.name!r}")
+    if stored.game.name == "nlhe":
+        for section in ("game", "actions"):
+            old, new = config_mod.to_dict(stored)[section], config_mod.to_dict(config)[section]
+            for key in old:
+                if key != "buckets" and old[key] != new[key]:
+                    raise ckpt.CheckpointError(
+                        f"{where}: {section}.{key}: checkpoint has {old[key]!r}, the run "
+                        f"{new[key]!r}; a resumed run must keep its game and abstraction")
+        stored_sha = checkpoint.header.get("abstraction", {}).get("buckets_sha256", "")
+        if game is not None and stored_sha != game.buckets_sha256:
+            raise ckpt.CheckpointError(
+                f"{where}: abstraction.buckets_sha256: the checkpoint was trained with bucket "
+                f"file {stored_sha[:12]}..., the run loads {game.buckets_path} "
+                f"({game.buckets_sha256[:12]}...)")
     return stored
 
 
@@ -115,7 +133,8 @@ def solver_from_checkpoint(checkpoint, config=None):
     header = checkpoint.header
     stored = check_resume_config(checkpoint, config)
     config = config or stored
-    game = make_game(config.game.name)
+    game = make_game(config)
+    check_resume_config(checkpoint, config, game)
     store = store_from_checkpoint(checkpoint, game)
     try:
         rng_state = np.array(header["rng"][0], dtype=np.uint64)
@@ -315,7 +334,7 @@ def _train_in_process(config, logdir, resume_from, progress):
         solver = solver_from_checkpoint(checkpoint, config)
         log(f"resuming from {checkpoint.path} at iteration {solver.iterations:,}")
     else:
-        solver = Solver(make_game(config.game.name), config)
+        solver = Solver(make_game(config), config)
     compile_seconds = warm_up(solver.game, config)
     log(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
     monitor = RunMonitor(config, logdir, solver.game, progress)

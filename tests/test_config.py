@@ -9,7 +9,7 @@ import yaml
 
 from holdem import config
 from holdem.config import Config, ConfigError
-from holdem.games import GAME_NAMES
+from holdem.games import SMALL_GAMES
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -34,7 +34,7 @@ def non_default():
 
 
 @pytest.mark.parametrize("make", [Config, non_default] + [
-    (lambda name=name: config.default_for_game(name)) for name in GAME_NAMES])
+    (lambda name=name: config.default_for_game(name)) for name in SMALL_GAMES])
 def test_yaml_round_trip(tmp_path, make):
     cfg = make()
     text = config.dump_yaml(cfg)
@@ -55,7 +55,7 @@ def test_config_is_frozen():
         Config().solver.sampling = "outcome"
 
 
-@pytest.mark.parametrize("game_name", GAME_NAMES)
+@pytest.mark.parametrize("game_name", SMALL_GAMES)
 def test_shipped_config_matches_game_defaults(game_name):
     path = CONFIGS / f"{game_name}.yaml"
     assert path.is_file(), f"{path} is missing"
@@ -156,3 +156,9 @@ def test_overrides():
 def test_override_of_unknown_section():
     with pytest.raises(ConfigError, match="bogus"):
         config.with_overrides(Config(), bogus={"x": 1})
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_config_loads_and_round_trips(path):
+    loaded = config.load(path)
+    assert config.from_dict(config.to_dict(loaded)) == loaded

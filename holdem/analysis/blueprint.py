@@ -22,15 +22,27 @@ class LoadedProfile:
     visited: np.ndarray        # bool[num_keys]
 
 
-def load_profile(path):
-    """Average and current strategy of a small-game checkpoint (file or logdir)."""
-    from holdem.training import store_from_checkpoint
+def load_checkpoint_store(path):
+    """(game, store, checkpoint) of a checkpoint file or logdir (or an already loaded
+    :class:`holdem.checkpoint.Checkpoint`)."""
+    from holdem.training import check_resume_config, store_from_checkpoint
 
-    checkpoint = ckpt.load(ckpt.resolve(path))
+    checkpoint = path if isinstance(path, ckpt.Checkpoint) else ckpt.load(ckpt.resolve(path))
     config = config_mod.from_dict(checkpoint.header["config"],
                                   source=f"checkpoint {checkpoint.path}")
-    game = make_game(config.game.name)
-    store = store_from_checkpoint(checkpoint, game)
+    game = make_game(config)
+    check_resume_config(checkpoint, config, game)       # the bucket file must match
+    return game, store_from_checkpoint(checkpoint, game), checkpoint
+
+
+def load_profile(path):
+    """Average and current strategy of a small-game checkpoint (file, logdir or Checkpoint)."""
+    game, store, checkpoint = load_checkpoint_store(path)
+    config = config_mod.from_dict(checkpoint.header["config"],
+                                  source=f"checkpoint {checkpoint.path}")
+    if not game.is_small:
+        raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: game: dense strategy "
+                                   f"profiles are for Kuhn and Leduc, not {game.name!r}")
     rows = store.used()
     average, visited = average_profile(game, rows)
     current, _ = current_profile(game, rows)

@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+from holdem.abstraction.buckets import BucketFileError
 from holdem.checkpoint import CheckpointError
 from holdem.config import ConfigError
 
@@ -19,7 +20,7 @@ def run_main(main, argv=None):
     prog = sys.argv[0].rsplit("/", 1)[-1]
     try:
         code = main(argv)
-    except (ConfigError, CheckpointError) as exc:
+    except (ConfigError, CheckpointError, BucketFileError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -28,10 +28,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if not (args.exploitability or args.value):
         parser.error("choose what to evaluate: --exploitability and/or --value")
-    from holdem.analysis.blueprint import load_profile
+    from holdem.analysis.blueprint import load_checkpoint_store, load_profile
     from holdem.analysis.exact import ExactEvaluator
+    from holdem.config import ConfigError
 
-    loaded = load_profile(args.checkpoint)
+    game, _, checkpoint = load_checkpoint_store(args.checkpoint)
+    if not game.is_small:
+        raise ConfigError(f"{checkpoint.path}: exact evaluation (--exploitability, --value) is "
+                          f"for Kuhn and Leduc; {game.name} needs local best response (--lbr), "
+                          "which is not available yet")
+    loaded = load_profile(checkpoint)
     evaluator = ExactEvaluator(loaded.game)
     print(f"checkpoint: {loaded.path}")
     print(f"iterations: {loaded.iterations}")

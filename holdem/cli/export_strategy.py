@@ -6,11 +6,16 @@ Output: ``{"game": ..., "iterations": ..., "infosets": [records]}`` with one rec
 infoset (unvisited ones uniform with ``"visited": false``). Kuhn/Leduc records: ``player``,
 ``private`` (J/Q/K), ``public`` (board rank letter or null), ``history`` (``f``/``c``/``r`` per
 action, rounds separated by ``/``), ``actions`` (legal letters in the order f, c, r),
-``strategy`` (probabilities in that order) and ``visited``.
+``strategy`` (probabilities in that order) and ``visited``. No-Limit Hold'em records (visited
+infosets only; the full set is too large): ``player``, ``street``, ``history`` (raise-to amounts
+in big blinds after ``r``), ``bucket``, ``actions`` (``f``, ``c``, ``r2.5b``, ``r0.5p``, ``a``)
+and ``strategy``.
 """
 
 import json
 import os
+
+import numpy as np
 import sys
 import tempfile
 from pathlib import Path
@@ -59,6 +64,39 @@ def strategy_records(loaded):
     return records
 
 
+def nlhe_records(game, store):
+    """Export records of the visited infosets of a No-Limit Hold'em store (tree order, then
+    bucket). ``history`` has raise-to amounts in big blinds after ``r`` (e.g. ``r2.5c/r1.6``);
+    ``actions`` are labels ``f``, ``c``, ``r<x>b`` (big blinds), ``r<f>p`` (pot fraction), ``a``."""
+    from holdem.games.nlhe.abstract import STREET_NAMES, history_string
+
+    nlhe = game.rules
+    tree = game.tree
+    decision = np.flatnonzero(tree.kind == NodeKind.DECISION)
+    keys, num_actions, offsets, _, strategy_sum = store.used()
+    order = np.argsort(keys, kind="stable")
+    records = []
+    history_cache = {}
+    for i in order.tolist():
+        key = int(keys[i])
+        hist, bucket = divmod(key, game.bucket_stride)
+        node = int(decision[hist])
+        na, off = int(num_actions[i]), int(offsets[i])
+        sums = np.asarray(strategy_sum[off:off + na], dtype=np.float64)
+        total = sums.sum()
+        strategy = sums / total if total > 0 else np.full(na, 1.0 / na)
+        if node not in history_cache:
+            c0 = int(tree.child_start[node])
+            history_cache[node] = (history_string(nlhe, node),
+                                   [nlhe.labels[c0 + a] for a in range(na)])
+        history, labels = history_cache[node]
+        records.append({"player": int(tree.player[node]),
+                        "street": STREET_NAMES[int(tree.street[node])],
+                        "history": history, "bucket": int(bucket), "actions": labels,
+                        "strategy": [float(x) for x in strategy], "visited": True})
+    return records
+
+
 def write_json_atomic(path, data):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -77,11 +115,15 @@ def write_json_atomic(path, data):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    from holdem.analysis.blueprint import load_profile
+    from holdem.analysis.blueprint import load_checkpoint_store, load_profile
 
-    loaded = load_profile(args.checkpoint)
-    records = strategy_records(loaded)
-    write_json_atomic(args.out, {"game": loaded.game.name, "iterations": loaded.iterations,
+    game, store, checkpoint = load_checkpoint_store(args.checkpoint)
+    if game.is_small:
+        loaded = load_profile(checkpoint)
+        records = strategy_records(loaded)
+    else:
+        records = nlhe_records(game, store)
+    write_json_atomic(args.out, {"game": game.name, "iterations": checkpoint.iterations,
                                  "infosets": records})
     print(f"wrote {len(records)} infosets to {Path(args.out).resolve()}", file=sys.stderr)
     return 0

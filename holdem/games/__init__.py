@@ -1,10 +1,12 @@
 """Games the solver can train: a betting tree plus a deal, both as flat arrays.
 
 :func:`make_game` returns a :class:`Game`, the one object the solver, checkpoints, evaluation and
-export need to know about a game.
+export need to know about a game: Kuhn poker, Leduc hold'em, or heads-up No-Limit Hold'em with
+an action abstraction (the config's ``actions``) and a card abstraction (a bucket file).
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -12,7 +14,10 @@ from holdem.games import small
 from holdem.games.deal import DealArrays, small_deal
 from holdem.games.tree import NodeKind, TreeArrays, tree_depth
 
-GAME_NAMES = ("kuhn", "leduc")
+GAME_NAMES = ("kuhn", "leduc", "nlhe")
+SMALL_GAMES = ("kuhn", "leduc")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_BUCKETS = "assets/abstraction/default_hu.buckets"
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,7 +33,9 @@ class Game:
     max_depth: int
     max_actions: int
     deck_size: int
-    rules: object = None
+    rules: object = None      # LimitRules (small games) or NlheTree (labels, amounts)
+    buckets_sha256: str = ""  # of the bucket file (No-Limit Hold'em)
+    buckets_path: str = ""
 
     @property
     def num_decision_nodes(self):
@@ -43,6 +50,10 @@ class Game:
     def max_new_entries(self):
         return int(self.tree.num_actions[self.tree.kind == NodeKind.DECISION].sum())
 
+    @property
+    def is_small(self):
+        return self.name in SMALL_GAMES
+
     def num_actions_of_keys(self, keys):
         """num_actions for each infoset key (-1 where the key is not an infoset of this game)."""
         keys = np.asarray(keys, dtype=np.int64)
@@ -54,17 +65,63 @@ class Game:
         return out
 
 
-def make_game(name):
-    """Build a game by name (one of :data:`GAME_NAMES`)."""
-    if name == "kuhn":
-        rules = small.KUHN
-    elif name == "leduc":
-        rules = small.LEDUC
-    else:
-        raise ValueError(f"unknown game {name!r}; choose one of {', '.join(GAME_NAMES)}")
+def _small_game(name):
+    rules = small.KUHN if name == "kuhn" else small.LEDUC
     tree = small.build_limit_tree(rules)
     stride = rules.num_ranks * rules.num_ranks if rules.num_streets > 1 else rules.num_ranks
     return Game(name=name, num_players=2, num_streets=rules.num_streets, tree=tree,
                 deal=small_deal(rules), bucket_stride=stride, max_depth=tree_depth(tree),
                 max_actions=int(tree.num_actions.max()), deck_size=len(rules.deck_ranks),
                 rules=rules)
+
+
+def resolve_asset(path):
+    """A relative path as given (from the working directory), else from the repository root."""
+    path = Path(path)
+    if path.is_absolute() or path.exists():
+        return path
+    candidate = REPO_ROOT / path
+    return candidate if candidate.exists() else path
+
+
+def _nlhe_game(config):
+    from holdem.abstraction.actions import ActionAbstraction
+    from holdem.abstraction.buckets import load_buckets
+    from holdem.config import ConfigError
+    from holdem.games.deal import nlhe_deal
+    from holdem.games.nlhe.abstract import HeadsUpTable, build_heads_up_tree
+
+    g = config.game
+    if g.num_players != 2:
+        raise ConfigError(f"game.num_players={g.num_players}: only heads-up (2) No-Limit "
+                          "Hold'em is available in this version")
+    table = HeadsUpTable(stack=g.stack, small_blind=g.small_blind, big_blind=g.big_blind,
+                         ante=g.ante)
+    a = config.actions
+    abstraction = ActionAbstraction(preflop_open=a.preflop_open, preflop=a.preflop, flop=a.flop,
+                                    turn=a.turn, river=a.river, all_in=a.all_in,
+                                    max_raises=a.max_raises)
+    try:
+        nlhe = build_heads_up_tree(table, abstraction)
+    except ValueError as exc:
+        raise ConfigError(f"game/actions: {exc}") from None
+    path = resolve_asset(g.buckets or DEFAULT_BUCKETS)
+    buckets = load_buckets(path)
+    tables = buckets.tables
+    stride = int(max(tables.num_buckets))
+    tree = nlhe.tree
+    return Game(name="nlhe", num_players=2, num_streets=4, tree=tree,
+                deal=nlhe_deal(tables, 2), bucket_stride=stride, max_depth=tree_depth(tree),
+                max_actions=int(tree.num_actions.max()), deck_size=52, rules=nlhe,
+                buckets_sha256=buckets.sha256, buckets_path=str(path))
+
+
+def make_game(config):
+    """Build a game from a :class:`holdem.config.Config` or, for Kuhn and Leduc, a name."""
+    name = config if isinstance(config, str) else config.game.name
+    if name in SMALL_GAMES:
+        return _small_game(name)
+    if name == "nlhe" and not isinstance(config, str):
+        return _nlhe_game(config)
+    raise ValueError(f"unknown game {name!r}; choose one of {', '.join(GAME_NAMES)}"
+                     + (" (nlhe needs a config)" if name == "nlhe" else ""))

@@ -105,5 +105,7 @@ def decode_delta(payload, max_bytes=1 << 34):
         raise ProtocolError("delta: sum(num_actions) does not match the value arrays")
     if msg["iters"] < 0:
         raise ProtocolError("delta: negative iteration count")
+    if not (np.isfinite(regrets).all() and np.isfinite(strategy).all()):
+        raise ProtocolError("delta: non-finite values")
     msg.update(keys=keys, num_actions=num_actions, regrets=regrets, strategy=strategy)
     return msg

@@ -28,7 +28,7 @@ from holdem.games import make_game
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.pool import ProcessPool, WorkerDied
-from holdem.runtime.worker import BatchRunner
+from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.solver.solver import DcfrSchedule
 from holdem.store.store import RegretStore
 from holdem.training import (CheckpointWriter, RunMonitor, RunResult, StopFlag,
@@ -64,7 +64,7 @@ class ParallelRun:
     def __init__(self, config, logdir, resume_from, progress):
         self.config = config
         self.tc = config.train
-        self.game = make_game(config.game.name)
+        self.game = make_game(config)
         self.logdir = Path(logdir)
         self.directory = ckpt.checkpoint_dir(logdir)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -78,7 +78,7 @@ class ParallelRun:
         self.dcfr = DcfrSchedule(config.solver)
         if resume_from is not None:
             checkpoint = ckpt.load(ckpt.resolve(resume_from))
-            check_resume_config(checkpoint, config)
+            check_resume_config(checkpoint, config, self.game)
             self.store = store_from_checkpoint(checkpoint, self.game, allocator=self.allocator)
             header = checkpoint.header
             self.iterations = int(header["iterations"])
@@ -229,7 +229,9 @@ class ParallelRun:
         return run_header(self.game, self.config, self.store, self.iterations,
                           self.elapsed0 + self._training_seconds(),
                           {"dcfr_steps": int(self.dcfr.steps),
-                           "next_batch": int(self.next_batch_id)}, [],
+                           "next_batch": int(self.next_batch_id)},
+                          # An in-process resume continues with the next batch's stream.
+                          [batch_rng_state(self.tc.seed, self.next_batch_id)],
                           extra={"num_workers": self.num_workers})
 
     def _checkpoint(self, background):

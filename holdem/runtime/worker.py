@@ -83,7 +83,7 @@ def worker_main(conn, worker_index, config_dict, parent_pid):
     # happens (final checkpoint, then a stop message), so workers ignore it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     config = config_mod.from_dict(config_dict, source="worker config")
-    game = make_game(config.game.name)
+    game = make_game(config)
     runner = BatchRunner(game, config)
     runner.warm_up()
     try:

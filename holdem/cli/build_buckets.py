@@ -1,0 +1,199 @@
+"""Build a card-abstraction (bucket) file for No-Limit Hold'em.
+
+    python -m holdem.cli.build_buckets --k-preflop 169 --k-flop 50 --k-turn 50 --k-river 50 \\
+        --num-players 2 --seed 0 --out assets/abstraction/default_hu.buckets
+
+Shows a progress bar on stderr and prints one line on stdout at the end:
+``wrote PATH: k=K0/K1/K2/K3 num_players=N seed=S bytes=B sha256=HEX seconds=T``. The same
+arguments give a byte-identical file. With ``--manifest FILE`` the build (command, parameters,
+sha256, size, build time) is also recorded in that JSON manifest, keyed by the file's name.
+What the file holds is described in :mod:`holdem.abstraction.buckets`.
+"""
+
+import datetime
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from holdem.cli._common import ArgumentParser, run_main
+
+
+def _bounded_int(low, high):
+    def parse(text):
+        import argparse
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be in {low}..{high}, got {value}")
+        return value
+    return parse
+
+
+def build_parser():
+    from holdem.abstraction.buckets import MAX_BUCKETS, MAX_PLAYERS, BucketParams
+    d = BucketParams()
+    p = ArgumentParser(
+        prog="python -m holdem.cli.build_buckets",
+        description="Build a card-abstraction file: preflop classes, flop/turn buckets of "
+                    "E[HS^2] per canonical hand, river HS bin boundaries.")
+    p.add_argument("--k-preflop", type=_bounded_int(1, 169), default=d.k_preflop, metavar="K",
+                   help="preflop buckets; 169 = the lossless classes (default %(default)s)")
+    for street, default in (("flop", d.k_flop), ("turn", d.k_turn), ("river", d.k_river)):
+        p.add_argument(f"--k-{street}", type=_bounded_int(1, MAX_BUCKETS), default=default,
+                       metavar="K", help=f"{street} buckets (default %(default)s)")
+    p.add_argument("--num-players", type=_bounded_int(2, MAX_PLAYERS), default=d.num_players,
+                   metavar="N", help="equity target: against N-1 random hands; N > 2 is "
+                   "approximate (default %(default)s)")
+    p.add_argument("--seed", type=_bounded_int(0, 2 ** 63 - 1), default=d.seed,
+                   help="seed of every Monte Carlo step (default %(default)s)")
+    p.add_argument("--out", required=True, metavar="FILE", help="bucket file to write")
+    p.add_argument("--preflop-samples", type=_bounded_int(1, 10 ** 9),
+                   default=d.preflop_samples, metavar="N",
+                   help="Monte Carlo deals per preflop class (default %(default)s)")
+    p.add_argument("--turn-samples", type=_bounded_int(3, 47), default=d.turn_samples,
+                   metavar="N", help="turn cards per flop, 47 = all (exact; default "
+                   "%(default)s)")
+    p.add_argument("--river-samples", type=_bounded_int(3, 48), default=d.river_samples,
+                   metavar="N", help="river cards per turn board, 48 = all (exact; default "
+                   "%(default)s)")
+    p.add_argument("--threads", type=_bounded_int(0, 1024), default=0, metavar="N",
+                   help="worker threads, 0 = one per core (default 0; the file does not "
+                   "depend on it)")
+    p.add_argument("--manifest", metavar="FILE.json",
+                   help="also record the build in this JSON manifest")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+class ProgressBar:
+    """A one-line text progress bar per stage on a stream (stderr)."""
+
+    def __init__(self, stream=sys.stderr, width=30):
+        self.stream = stream
+        self.width = width
+        self.start = time.perf_counter()
+        self.stage = None
+        self.last = 0.0
+
+    def __call__(self, stage, done, total):
+        now = time.perf_counter()
+        if stage != self.stage:
+            if self.stage is not None:
+                self.stream.write("\n")
+            self.stage = stage
+        elif done < total and now - self.last < 0.2:
+            return
+        self.last = now
+        filled = self.width * done // max(total, 1)
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(f"\r{stage:>14} [{bar}] {100 * done // max(total, 1):3d}% "
+                          f"{done}/{total} {now - self.start:6.1f}s")
+        self.stream.flush()
+
+    def close(self):
+        if self.stage is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def write_manifest(manifest, out, argv, params, sha256, size, seconds):
+    """Add or replace the entry of ``out`` in the JSON ``manifest`` (atomic rewrite)."""
+    import numba
+    import numpy as np
+
+    from holdem import __version__
+    from holdem.abstraction.buckets import FORMAT_VERSION, GENERATOR_VERSION
+    manifest = Path(manifest)
+    data = {"files": {}}
+    if manifest.exists():
+        try:
+            data = json.loads(manifest.read_text())
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"manifest {manifest}: cannot read: {exc}") from None
+        if not isinstance(data.get("files"), dict):
+            raise ValueError(f"manifest {manifest}: files: missing or not a mapping")
+    try:
+        name = os.path.relpath(Path(out).resolve(), manifest.resolve().parent)
+    except ValueError:
+        name = str(Path(out).resolve())
+    data["files"][name] = {
+        "command": "python -m holdem.cli.build_buckets " + shlex.join(argv),
+        "params": params,
+        "format": FORMAT_VERSION,
+        "generator_version": GENERATOR_VERSION,
+        "sha256": sha256,
+        "size_bytes": size,
+        "build_seconds": round(seconds, 1),
+        "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count()},
+        "versions": {"holdem": __version__, "numba": numba.__version__,
+                     "numpy": np.__version__, "python": sys.version.split()[0]},
+    }
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{manifest.name}-", suffix=".tmp", dir=manifest.parent)
+    try:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2, sort_keys=True)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, manifest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from dataclasses import asdict
+
+    from holdem.abstraction import buckets
+    params = buckets.BucketParams(
+        k_preflop=args.k_preflop, k_flop=args.k_flop, k_turn=args.k_turn,
+        k_river=args.k_river, num_players=args.num_players, seed=args.seed,
+        preflop_samples=args.preflop_samples, turn_samples=args.turn_samples,
+        river_samples=args.river_samples)
+    out = Path(args.out)
+    if out.is_dir():
+        parser.error(f"--out {out} is a directory")
+    progress = None if args.quiet else ProgressBar()
+    start = time.perf_counter()
+    try:
+        header, arrays = buckets.build_buckets(params, progress=progress,
+                                               num_threads=args.threads or None)
+    finally:
+        if progress:
+            progress.close()
+    try:
+        buckets.save_buckets(out, header, arrays)
+    except OSError as exc:
+        print(f"{parser.prog}: error: cannot write {out}: {exc.strerror}", file=sys.stderr)
+        return 2
+    seconds = time.perf_counter() - start
+    sha256 = buckets.bucket_file_checksum(out)
+    size = out.stat().st_size
+    if args.manifest:
+        try:
+            write_manifest(args.manifest, out, argv, asdict(params), sha256, size, seconds)
+        except (OSError, ValueError) as exc:
+            print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+            return 2
+    print(f"wrote {out}: k={params.k_preflop}/{params.k_flop}/{params.k_turn}/{params.k_river}"
+          f" num_players={params.num_players} seed={params.seed} bytes={size} sha256={sha256}"
+          f" seconds={seconds:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
