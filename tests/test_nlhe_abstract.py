@@ -1,5 +1,8 @@
 """The abstract heads-up NLHE game: action menus, translation, and agreement with the rules engine."""
 
+from pathlib import Path
+
+import numba
 import numpy as np
 import pytest
 
@@ -9,7 +12,9 @@ from holdem.evaluator import rank7
 from holdem.games.nlhe.abstract import HeadsUpTable, build_heads_up_tree, history_string
 from holdem.games.nlhe.records import Action, TableConfig
 from holdem.games.nlhe.rules import HandState
+from holdem.games.deal import deal as deal_fn
 from holdem.games.tree import NodeKind
+from holdem.solver.kernels import terminal_utility
 
 
 def test_raise_options_clamp_merge_and_all_in():
@@ -70,21 +75,14 @@ def test_terminals_within_stacks(hu):
     assert np.all(tree.contrib[showdown, 0] == tree.contrib[showdown, 1])
 
 
+@numba.njit
+def _kernel_payoffs(tree, node, strength):
+    """Both players' payoffs from the traversal kernels' terminal utility."""
+    return terminal_utility(tree, node, 0, strength), terminal_utility(tree, node, 1, strength)
+
+
 def _abstract_payoff(tree, node, strengths):
-    c = tree.contrib[node]
-    if tree.kind[node] == NodeKind.FOLD:
-        folder = tree.player[node]
-        out = np.zeros(2)
-        out[folder] = -c[folder]
-        out[1 - folder] = c[folder]
-        return out
-    if strengths[0] == strengths[1]:
-        return np.zeros(2)
-    w = 0 if strengths[0] > strengths[1] else 1
-    out = np.zeros(2)
-    out[w] = c[1 - w]
-    out[1 - w] = -c[1 - w]
-    return out
+    return np.array(_kernel_payoffs(tree, node, np.asarray(strengths, dtype=np.int64)))
 
 
 def test_random_lines_agree_with_rules_engine(hu):
@@ -115,4 +113,33 @@ def test_random_lines_agree_with_rules_engine(hu):
             node = child
         assert state.is_terminal
         strengths = [rank7(hole[p] + board) for p in range(2)]
-        np.testing.assert_allclose(state.payoffs(), _abstract_payoff(tree, node, strengths))
+        kernel = _abstract_payoff(tree, node, strengths)
+        assert kernel.sum() == 0.0                                   # zero-sum
+        np.testing.assert_allclose(state.payoffs(), kernel)
+
+
+def test_deal_kernel_matches_evaluator_and_bucket_lookup():
+    """The NLHE deal kernel's strengths are 7-card ranks and its buckets the bucket lookup's."""
+    from holdem import config as config_mod
+    from holdem.abstraction.buckets import lookup_buckets
+    from holdem.games import make_game
+    from holdem.solver import rng
+    from holdem.solver.kernels import make_workspace
+
+    cfg = config_mod.load(Path(__file__).resolve().parents[1] / "configs" / "hunl_default.yaml")
+    game = make_game(cfg)
+    ws = make_workspace(game.max_depth, game.max_actions, 2, 4, 52)
+    state = rng.make_states(5, 1)[0]
+    for _ in range(200):
+        _deal_once(game.deal, state, ws)
+        hole, board = game.deal.hole.copy(), game.deal.board.copy()
+        cards = np.concatenate([hole.ravel(), board])
+        assert np.unique(cards).size == 9
+        for p in range(2):
+            assert ws.strength[p] == rank7(tuple(hole[p]) + tuple(board))
+        np.testing.assert_array_equal(ws.buckets, lookup_buckets(game.deal.tables, hole, board))
+
+
+@numba.njit
+def _deal_once(deal, state, ws):
+    deal_fn(deal, state, ws.deck, ws.buckets, ws.strength)
