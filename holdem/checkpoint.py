@@ -21,11 +21,9 @@ the final name (atomic on POSIX); loaders never pick the temporary name.
 Files are named ``ckpt-<iterations, 12 digits>.ckpt`` inside ``<logdir>/checkpoints/``.
 """
 
-import os
 import platform
 import re
 import struct
-import tempfile
 import time
 import zlib
 from dataclasses import dataclass
@@ -33,6 +31,8 @@ from pathlib import Path
 
 import msgpack
 import numpy as np
+
+from holdem.fileio import atomic_open
 
 MAGIC = b"HOLDEMCK"
 FORMAT_VERSION = 1
@@ -111,31 +111,12 @@ def save(path, header, arrays):
         "<I", zlib.crc32(packed))
     if len(head) > data_start:
         raise AssertionError("checkpoint header outgrew its reserved space")
-    fd, tmp = tempfile.mkstemp(prefix=".ckpt-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(head)
-            f.write(b"\0" * (data_start - len(head)))
-            for spec, arr in zip(specs, blobs):
-                f.write(memoryview(arr).cast("B"))
-                f.write(b"\0" * _pad(spec["nbytes"]))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    with atomic_open(path, "wb", prefix=".ckpt-") as f:
+        f.write(head)
+        f.write(b"\0" * (data_start - len(head)))
+        for spec, arr in zip(specs, blobs):
+            f.write(memoryview(arr).cast("B"))
+            f.write(b"\0" * _pad(spec["nbytes"]))
     return path
 
 

@@ -388,6 +388,11 @@ def _train_in_process(config, logdir, resume_from, progress):
         monitor.close()
         writer.wait()
     ran = solver.iterations - start_iters
+    if train_seconds > 0:
+        visits = int(solver.workspace.visits[0])
+        log(f"decision-node visits: {visits / train_seconds:,.0f}/s ({visits / max(ran, 1):.1f} "
+            f"per iteration); store {format_bytes(solver.store.nbytes)} for "
+            f"{solver.store.num_infosets:,} infosets")
     return RunResult(iterations=solver.iterations, elapsed=train_seconds,
                      iters_per_sec=ran / train_seconds if train_seconds > 0 else 0.0,
                      infosets=solver.store.num_infosets, checkpoint=Path(path).resolve(),

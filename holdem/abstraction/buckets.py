@@ -88,7 +88,6 @@ us per 6-player deal (2.0 us per deal + 0.17 us per player).
 import hashlib
 import os
 import struct
-import tempfile
 from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
@@ -101,6 +100,7 @@ from holdem.abstraction import kernels
 from holdem.abstraction.isomorphism import STREET_SIZES, board_indexer, street_indexer
 from holdem.abstraction.kernels import MAX_SCORE, RUNTIME_WORK, deal_buckets, num_buckets
 from holdem.cards import RANK_CHARS
+from holdem.fileio import atomic_open
 
 __all__ = ["BucketParams", "BucketTables", "BucketFile", "BucketFileError", "build_buckets",
            "save_buckets", "load_buckets", "bucket_file_checksum", "make_work", "num_buckets",
@@ -471,32 +471,10 @@ def save_buckets(path, header, arrays):
     path = Path(path)
     data = encode_buckets(header, arrays)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())            # mkstemp's 0600 would hide a shared asset
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    try:
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    with atomic_open(path, "wb", shared=True) as f:
+        f.write(data)
     return path
 
-
-def _umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def bucket_file_checksum(path):

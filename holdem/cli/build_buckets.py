@@ -15,11 +15,11 @@ import json
 import os
 import shlex
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from holdem.cli._common import ArgumentParser, run_main
+from holdem.fileio import atomic_open
 
 
 def _bounded_int(low, high):
@@ -136,20 +136,9 @@ def write_manifest(manifest, out, argv, params, sha256, size, seconds):
                      "numpy": np.__version__, "python": sys.version.split()[0]},
     }
     manifest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{manifest.name}-", suffix=".tmp", dir=manifest.parent)
-    try:
-        mask = os.umask(0o022)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2, sort_keys=True)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, manifest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(manifest, "w", shared=True) as f:
+        json.dump(data, f, indent=2, sort_keys=True)
+        f.write("\n")
 
 
 def main(argv=None):

@@ -13,14 +13,13 @@ and ``strategy``.
 """
 
 import json
-import os
 
 import numpy as np
 import sys
-import tempfile
 from pathlib import Path
 
 from holdem.cli._common import ArgumentParser, run_main
+from holdem.fileio import atomic_open
 from holdem.games.small import RANK_LETTERS
 from holdem.games.tree import ACTION_LETTERS, NodeKind, history_letters
 
@@ -98,19 +97,9 @@ def nlhe_records(game, store):
 
 
 def write_json_atomic(path, data):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
 
 
 def main(argv=None):

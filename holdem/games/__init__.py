@@ -6,6 +6,7 @@ an action abstraction (the config's ``actions``) and a card abstraction (a bucke
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -37,9 +38,19 @@ class Game:
     buckets_sha256: str = ""  # of the bucket file (No-Limit Hold'em)
     buckets_path: str = ""
 
+    @cached_property
+    def decision_nodes(self):
+        """Node ids of the decision nodes, in history-id order."""
+        return np.flatnonzero(self.tree.kind == NodeKind.DECISION)
+
+    @cached_property
+    def history_num_actions(self):
+        """num_actions per betting-history id (int8)."""
+        return self.tree.num_actions[self.decision_nodes]
+
     @property
     def num_decision_nodes(self):
-        return int(np.count_nonzero(self.tree.kind == NodeKind.DECISION))
+        return int(self.decision_nodes.size)
 
     @property
     def max_new_rows(self):
@@ -58,10 +69,10 @@ class Game:
         """num_actions for each infoset key (-1 where the key is not an infoset of this game)."""
         keys = np.asarray(keys, dtype=np.int64)
         history = keys // self.bucket_stride
-        decision = np.flatnonzero(self.tree.kind == NodeKind.DECISION)
-        ok = (keys >= 0) & (history < decision.size)
+        per_history = self.history_num_actions
+        ok = (keys >= 0) & (history < per_history.size)
         out = np.full(keys.shape, -1, dtype=np.int64)
-        out[ok] = self.tree.num_actions[decision[history[ok]]]
+        out[ok] = per_history[history[ok]]
         return out
 
 

@@ -9,7 +9,6 @@ player on round 0 is its private rank; on round 1 it is ``private * num_ranks + 
 
 from dataclasses import dataclass
 
-import numpy as np
 
 from holdem.games.tree import ActionCode, NodeKind, TreeBuilder
 

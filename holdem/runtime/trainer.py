@@ -145,7 +145,12 @@ class ParallelRun:
             elapsed = self.elapsed0 + self._training_seconds()
             payload = protocol.encode_request(batch_id, t0, n, elapsed, self._store_message(w))
             w.outstanding[batch_id] = (t0, n)
-            pool.submit(i, payload)
+            try:
+                pool.submit(i, payload)
+            except WorkerDied:
+                # Its end of the pipe is closed, so it is exiting: its sentinel fires next and
+                # _restart re-issues this batch with the others it holds.
+                return
 
     # -- results ---------------------------------------------------------------------------
     def _merge(self, payload):

@@ -17,7 +17,7 @@ from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.runtime import protocol
 from holdem.runtime.shm import Segment
-from holdem.solver import kernels, rng
+from holdem.solver import kernels
 from holdem.solver.solver import make_params
 from holdem.store.store import RegretStore
 

@@ -84,14 +84,8 @@ def iteration_weight(params, t):
 
 
 @njit_inline
-def regret_matching(regrets, offset, num_actions, out):
-    """out[:n] = positive part of regrets, normalized; uniform if none is positive."""
-    total = 0.0
-    for a in range(num_actions):
-        r = regrets[offset + a]
-        r = r if r > 0.0 else 0.0
-        out[a] = r
-        total += r
+def _normalize_positive(out, total, num_actions):
+    """out[:n] /= total, or uniform when no action has positive regret (total <= 0)."""
     if total > 0.0:
         inv = 1.0 / total
         for a in range(num_actions):
@@ -100,6 +94,18 @@ def regret_matching(regrets, offset, num_actions, out):
         u = 1.0 / num_actions
         for a in range(num_actions):
             out[a] = u
+
+
+@njit_inline
+def regret_matching(regrets, offset, num_actions, out):
+    """out[:n] = positive part of regrets, normalized; uniform if none is positive."""
+    total = 0.0
+    for a in range(num_actions):
+        r = regrets[offset + a]
+        r = r if r > 0.0 else 0.0
+        out[a] = r
+        total += r
+    _normalize_positive(out, total, num_actions)
 
 
 @njit_inline
@@ -117,14 +123,7 @@ def _delta_strategy(read, write, write_off, key, num_actions, out):
         r = r if r > 0.0 else 0.0
         out[a] = r
         total += r
-    if total > 0.0:
-        inv = 1.0 / total
-        for a in range(num_actions):
-            out[a] *= inv
-    else:
-        u = 1.0 / num_actions
-        for a in range(num_actions):
-            out[a] = u
+    _normalize_positive(out, total, num_actions)
     return roff
 
 
