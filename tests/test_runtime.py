@@ -1,0 +1,565 @@
+"""The parallel runtime under normal runs and failures: killed workers, signals, a main process
+killed mid-checkpoint, resume across worker counts, TensorBoard output, the msgpack delta
+protocol and the shared-memory store files.
+
+Training runs are subprocesses of ``python -m holdem.cli.train_blueprint`` in their own session.
+Worker processes are found through /proc (children of the main pid) while a run is live; every
+process a test saw is killed by pid at teardown if it is still there, so a failing test leaves
+nothing behind.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import pytest
+import yaml
+
+from holdem import checkpoint as ckpt
+from holdem.runtime import protocol, shm
+from holdem.runtime.pool import WorkerDied
+from holdem.store.store import RegretStore
+
+pytestmark = pytest.mark.parallel
+
+ROOT = Path(__file__).resolve().parents[1]
+DONE_RE = re.compile(r"^done: iterations=(\d+) elapsed=([\d.]+) it/s=([\d.]+) infosets=(\d+) "
+                     r"checkpoint=(\S+)$", re.M)
+PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
+RESTARTS_RE = re.compile(r"^merge: .*worker restarts (\d+)$", re.M)
+LEDUC_INFOSETS = 288
+SCALAR_TAGS = ("train/iters_per_sec", "train/iterations", "train/infosets", "train/store_bytes",
+               "train/delta_bytes_per_iter", "train/merge_ms", "train/worker_idle_frac",
+               "train/utility_mean", "eval/exploitability")
+
+
+# -- processes via /proc ----------------------------------------------------------------------
+def _stat(pid):
+    """(state, ppid, starttime) of ``pid`` from /proc, or None if it does not exist."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    rest = data[data.rindex(")") + 2:].split()     # fields 3.. (comm may contain spaces)
+    return rest[0], int(rest[1]), int(rest[19])
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _children(ppid):
+    """{pid: starttime} of the live processes whose parent is ``ppid``."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _stat(int(entry))
+            if st is not None and st[1] == ppid and st[0] != "Z":
+                out[int(entry)] = st[2]
+    return out
+
+
+def _alive(pid, starttime):
+    """True while the process seen as (pid, starttime) runs (a zombie counts as gone)."""
+    st = _stat(pid)
+    return st is not None and st[0] != "Z" and st[2] == starttime
+
+
+class Run:
+    """One ``train_blueprint`` subprocess; stdout and stderr go to files (no pipe deadlock)."""
+
+    def __init__(self, directory, args):
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.out_path = self.directory / "stdout.txt"
+        self.err_path = self.directory / "stderr.txt"
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "holdem.cli.train_blueprint", *map(str, args)],
+                stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=ROOT,
+                start_new_session=True)
+        self.pid = self.proc.pid
+        self.cmdline = None
+        # spawned workers and the resource tracker run a new command line; a child still
+        # showing the main's command line is between fork and exec (unless workers fork)
+        self.fork = "fork" in map(str, args)
+        self.seen = {}          # every child ever seen: pid -> starttime
+        self.worker_pids = {}   # the workers among them
+
+    def poll_children(self):
+        """Record the main process's children; return {pid: starttime} of live workers."""
+        if self.cmdline is None:
+            self.cmdline = _cmdline(self.pid)
+        live = {}
+        for pid, start in _children(self.pid).items():
+            self.seen[pid] = start
+            cmd = _cmdline(pid)
+            if "resource_tracker" in cmd or (not self.fork and cmd == self.cmdline):
+                continue
+            self.worker_pids[pid] = start
+            live[pid] = start
+        return live
+
+    def wait_until(self, predicate, timeout):
+        """Poll ``predicate`` (and the children) until true; False on timeout or exit."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.poll_children()
+            if predicate():
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.02)
+        return False
+
+    def iterations_so_far(self):
+        found = PROGRESS_RE.findall(self.stderr)
+        return int(found[-1].replace(",", "")) if found else 0
+
+    def wait_training(self, timeout=60, workers=2):
+        """Wait until ``workers`` workers run and progress shows merged iterations."""
+        ok = self.wait_until(lambda: len(self.poll_children()) >= workers
+                             and self.iterations_so_far() > 0, timeout)
+        assert ok, f"training did not start (exit {self.proc.poll()}):\n{self.stderr}"
+
+    def finish(self, timeout=120):
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"run did not finish in {timeout} s:\n{self.stderr}") from None
+        return self.proc.returncode
+
+    @property
+    def stdout(self):
+        return self.out_path.read_text()
+
+    @property
+    def stderr(self):
+        return self.err_path.read_text()
+
+    def done(self):
+        """(iterations, infosets, checkpoint path) from the single ``done:`` line."""
+        found = DONE_RE.findall(self.stdout)
+        assert len(found) == 1, f"stdout:\n{self.stdout}\nstderr:\n{self.stderr}"
+        iterations, _, _, infosets, path = found[0]
+        return int(iterations), int(infosets), Path(path)
+
+    def cleanup(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        for pid, start in self.seen.items():
+            if _alive(pid, start):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+@pytest.fixture
+def launch(tmp_path):
+    """``launch(name, *args)`` starts a run in ``tmp_path/name``; all are cleaned up after."""
+    runs = []
+
+    def start(name, *args):
+        run = Run(tmp_path / name, args)
+        runs.append(run)
+        return run
+
+    try:
+        yield start
+    finally:
+        for run in runs:
+            run.cleanup()
+
+
+def leduc_config(path, **train):
+    """configs/leduc.yaml with ``train`` overrides, written to ``path``."""
+    data = yaml.safe_load((ROOT / "configs" / "leduc.yaml").read_text())
+    data.setdefault("train", {}).update(train)
+    Path(path).write_text(yaml.safe_dump(data))
+    return path
+
+
+def exploitability(logdir):
+    proc = subprocess.run([sys.executable, "-m", "holdem.cli.eval_blueprint", "--checkpoint",
+                           str(logdir), "--exploitability"], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    return float(re.search(r"^exploitability: (\S+)$", proc.stdout, re.M)[1])
+
+
+def assert_no_leftovers(run, timeout=5.0):
+    """No shared-memory file of the run's main pid, and every worker it had has exited."""
+    assert run.worker_pids, "never saw a worker process"
+    deadline = time.monotonic() + timeout
+    while (any(_alive(p, s) for p, s in run.worker_pids.items())
+           and time.monotonic() < deadline):
+        time.sleep(0.05)
+    left = [p for p, s in run.worker_pids.items() if _alive(p, s)]
+    assert not left, f"worker processes still running: {left}"
+    assert shm.list_segments(pid=run.pid) == []
+
+
+def restarts(stderr):
+    found = RESTARTS_RE.findall(stderr)
+    assert found, stderr
+    return int(found[-1])
+
+
+# -- end-to-end runs --------------------------------------------------------------------------
+def test_two_workers_reach_exact_count_and_converge(launch, tmp_path):
+    iters = 2_000_000
+    run = launch("run", "--game", "leduc", "--iters", iters, "--num-workers", 2,
+                 "--logdir", tmp_path / "run", "--quiet")
+    assert run.wait_until(lambda: len(run.poll_children()) >= 2, 60), run.stderr
+    assert run.finish() == 0, run.stderr
+    done_iters, infosets, path = run.done()
+    assert (done_iters, infosets) == (iters, LEDUC_INFOSETS)
+    assert ckpt.load(path).iterations == iters
+    assert restarts(run.stderr) == 0
+    assert exploitability(path) < 0.1
+    assert_no_leftovers(run)
+
+
+def test_killed_worker_is_replaced_and_count_stays_exact(launch, tmp_path):
+    iters = 12_000_000
+    config = leduc_config(tmp_path / "c.yaml", progress_interval=0.2)
+    run = launch("run", "--config", config, "--iters", iters, "--num-workers", 2,
+                 "--logdir", tmp_path / "run")
+    run.wait_training()
+    victim = min(run.poll_children())
+    os.kill(victim, signal.SIGKILL)
+    run.wait_until(lambda: len(run.worker_pids) >= 3, 30)      # the replacement
+    assert run.finish() == 0, run.stderr
+    done_iters, infosets, path = run.done()
+    assert (done_iters, infosets) == (iters, LEDUC_INFOSETS)
+    assert ckpt.load(path).iterations == iters
+    assert restarts(run.stderr) >= 1 and f"(pid {victim}) exited" in run.stderr, run.stderr
+    assert len(run.worker_pids) >= 3, (run.worker_pids, run.stderr)
+    assert_no_leftovers(run)
+
+
+def test_sigint_writes_final_checkpoint_and_exits_cleanly(launch, tmp_path):
+    config = leduc_config(tmp_path / "c.yaml", progress_interval=0.2)
+    run = launch("run", "--config", config, "--time-budget", 60, "--num-workers", 2,
+                 "--logdir", tmp_path / "run")
+    run.wait_training()
+    time.sleep(1.0)
+    os.kill(run.pid, signal.SIGINT)
+    assert run.finish(timeout=30) == 0, run.stderr
+    done_iters, infosets, path = run.done()
+    assert "received SIGINT" in run.stderr
+    assert 0 < done_iters and infosets == LEDUC_INFOSETS
+    loaded = ckpt.load(path)
+    assert loaded.iterations == done_iters and loaded.header["elapsed"] < 30
+    assert_no_leftovers(run)
+
+
+def test_main_killed_during_checkpoint_write(launch, tmp_path):
+    logdir = tmp_path / "run"
+    config = leduc_config(tmp_path / "c.yaml", progress_interval=0.2, snapshot_interval=0.01,
+                          keep_checkpoints=3)
+    run = launch("run", "--config", config, "--time-budget", 60, "--num-workers", 2,
+                 "--logdir", logdir)
+    run.wait_training()
+    directory = ckpt.checkpoint_dir(logdir)
+    assert run.wait_until(lambda: len(ckpt.list_checkpoints(directory)) >= 2, 30), run.stderr
+    # Kill as soon as a temporary file shows up: most likely in the middle of its write.
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        if any(name.endswith(".tmp") for name in os.listdir(directory)):
+            break
+        time.sleep(0.001)
+    workers = run.poll_children()
+    os.kill(run.pid, signal.SIGKILL)
+    run.finish(timeout=10)
+    assert len(workers) == 2
+
+    # Workers notice the dead parent on their own.
+    deadline = time.monotonic() + 5.0
+    while any(_alive(p, s) for p, s in workers.items()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p, s in workers.items() if _alive(p, s)], "workers outlived the main"
+
+    # Every file under a checkpoint name is complete; temporary files are never chosen.
+    (directory / ".ckpt-zzzzzzzz.tmp").write_bytes(b"HOLDEMCK partial")
+    names = sorted(os.listdir(directory))
+    finals = [n for n in names if ckpt.NAME_RE.match(n)]
+    assert finals, names
+    for name in finals:
+        assert ckpt.load(directory / name).header["game"] == "leduc"
+    latest = ckpt.resolve(logdir)
+    assert latest.name == finals[-1]
+    assert ckpt.load(latest).iterations > 0
+
+    # The dead main's shared-memory files (left behind by the kill) are removed by the next run.
+    other = launch("other", "--game", "kuhn", "--iters", 100_000, "--num-workers", 2,
+                   "--logdir", tmp_path / "other", "--quiet")
+    assert other.finish() == 0, other.stderr
+    assert shm.list_segments(pid=run.pid) == []
+
+
+@pytest.mark.parametrize("first,second", [(2, 1), (1, 2)])
+def test_resume_across_worker_counts(launch, tmp_path, first, second):
+    n = 1_000_000
+    a = launch("a", "--game", "leduc", "--iters", n, "--num-workers", first,
+               "--logdir", tmp_path / "a", "--quiet")
+    assert a.finish() == 0, a.stderr
+    assert a.done()[0] == n
+    b = launch("b", "--game", "leduc", "--iters", 2 * n, "--num-workers", second,
+               "--logdir", tmp_path / "b", "--resume-from", tmp_path / "a", "--quiet")
+    assert b.finish() == 0, b.stderr
+    done_iters, infosets, path = b.done()
+    assert (done_iters, infosets) == (2 * n, LEDUC_INFOSETS)
+    assert path.name == ckpt.checkpoint_name(2 * n)
+    assert ckpt.load(path).iterations == 2 * n
+    assert f"at iteration {n:,}" in b.stderr
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_resume_with_another_game_fails_in_one_line(launch, tmp_path, workers):
+    a = launch("a", "--game", "leduc", "--iters", 10_000, "--logdir", tmp_path / "a", "--quiet")
+    assert a.finish() == 0, a.stderr
+    b = launch("b", "--game", "kuhn", "--iters", 20_000, "--num-workers", workers,
+               "--logdir", tmp_path / "b", "--resume-from", tmp_path / "a", "--quiet")
+    assert b.finish() == 2
+    lines = b.stderr.strip().splitlines()
+    assert len(lines) == 1, b.stderr
+    assert "error" in lines[0] and "'leduc'" in lines[0] and "'kuhn'" in lines[0]
+    assert b.stdout == ""
+    assert shm.list_segments(pid=b.pid) == []
+
+
+def test_fork_start_method_completes(launch, tmp_path):
+    iters = 2_000_000
+    run = launch("run", "--game", "leduc", "--iters", iters, "--num-workers", 2,
+                 "--start-method", "fork", "--logdir", tmp_path / "run", "--quiet")
+    assert run.wait_until(lambda: len(run.poll_children()) >= 2, 60), run.stderr
+    assert run.finish() == 0, run.stderr
+    assert run.done()[:2] == (iters, LEDUC_INFOSETS)
+    assert "(fork)" in run.stderr
+    assert_no_leftovers(run)
+
+
+# -- TensorBoard ------------------------------------------------------------------------------
+def _event_files(logdir):
+    return sorted(Path(logdir).glob("events.out.tfevents.*"))
+
+
+def _scalars(path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(path), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    tags = acc.Tags()
+    return {tag: acc.Scalars(tag) for tag in tags["scalars"]}, tags
+
+
+def test_tensorboard_scalars_and_resumed_steps(launch, tmp_path):
+    logdir = tmp_path / "run"
+    config = leduc_config(tmp_path / "c.yaml", tensorboard=True, log_interval=0.2,
+                          eval_interval=0.5)
+    first = launch("first", "--config", config, "--iters", 6_000_000, "--num-workers", 2,
+                   "--logdir", logdir, "--quiet")
+    assert first.finish() == 0, first.stderr
+    second = launch("second", "--config", config, "--iters", 9_000_000, "--num-workers", 2,
+                    "--logdir", logdir, "--resume-from", logdir, "--quiet")
+    assert second.finish() == 0, second.stderr
+    files = _event_files(logdir)
+    assert len(files) == 2, files
+
+    last_step = 0
+    for path, final in zip(files, (6_000_000, 9_000_000)):
+        scalars, tags = _scalars(path)
+        assert "config" in tags["tensors"]
+        missing = [t for t in SCALAR_TAGS if t not in scalars]
+        assert not missing, f"{path.name}: missing {missing}; has {sorted(scalars)}"
+        steps = [e.step for e in scalars["train/iterations"]]
+        assert steps == sorted(steps) and steps[-1] == final
+        assert steps[0] >= last_step          # the resumed run continues the curves
+        for tag in SCALAR_TAGS:
+            tag_steps = [e.step for e in scalars[tag]]
+            assert tag_steps == sorted(tag_steps) and tag_steps[-1] <= final
+        assert [e.value for e in scalars["train/iterations"]] == steps
+        assert all(e.value == LEDUC_INFOSETS for e in scalars["train/infosets"][-1:])
+        expl = [e.value for e in scalars["eval/exploitability"]]
+        assert all(0 < x < 3 for x in expl), expl
+        last_step = steps[-1]
+    assert expl[-1] < 0.1
+
+
+# -- the trainer's handling of a worker that dies mid-submit (no processes) --------------------
+class _DeadPool:
+    """A pool whose worker 0 has exited: sending fails, restarts are recorded."""
+
+    def __init__(self):
+        self.restarted = []
+
+    def submit(self, i, payload):
+        raise WorkerDied(f"worker {i}: cannot send ([Errno 32] Broken pipe)")
+
+    def restart(self, i):
+        self.restarted.append(i)
+
+
+def test_batch_sent_to_a_dead_worker_is_reissued(tmp_path):
+    from holdem import config as config_mod
+    from holdem.runtime.trainer import ParallelRun
+
+    config = config_mod.with_overrides(config_mod.default_for_game("leduc"),
+                                       train={"iters": 10_000, "num_workers": 2})
+    run = ParallelRun(config, tmp_path, None, progress=False)
+    try:
+        pool = _DeadPool()
+        run.workers[0].ready = True
+        run._feed(pool, 0, stopping=False)          # must not raise
+        sent = dict(run.workers[0].outstanding)
+        assert sent and pool.restarted == []
+        run._handle(pool, 0, WorkerDied("worker 0 exited with code -9"), stopping=False)
+        assert pool.restarted == [0] and run.stats["restarts"] == 1
+        assert sorted((b, t0, n) for b, (t0, n) in sent.items()) == sorted(run.redo)
+    finally:
+        run.monitor.close()
+        run.allocator.close()
+
+
+# -- protocol (no processes) ------------------------------------------------------------------
+def _delta(**overrides):
+    fields = dict(batch_id=7, worker=1, generation=3, iters=500, utility_sum=-1.5, visits=9000,
+                  seconds=0.01, keys=np.array([5, 11, 260], np.int64),
+                  num_actions=np.array([2, 3, 2], np.int8),
+                  regrets=np.arange(7, dtype=np.float32) - 3.0,
+                  strategy=np.linspace(0.0, 1.0, 7))
+    fields.update(overrides)
+    return protocol.encode_delta(**fields)
+
+
+def _raw(**changes):
+    msg = msgpack.unpackb(_delta(), raw=False)
+    for key, value in changes.items():
+        if value is None:
+            del msg[key]
+        else:
+            msg[key] = value
+    return msgpack.packb(msg, use_bin_type=True)
+
+
+def test_delta_round_trip_preserves_arrays():
+    keys = np.array([5, 11, 260], np.int64)
+    num_actions = np.array([2, 3, 2], np.int8)
+    regrets = np.arange(7, dtype=np.float32) - 3.0
+    strategy = np.linspace(0.0, 1.0, 7)
+    msg = protocol.decode_delta(_delta(keys=keys, num_actions=num_actions, regrets=regrets,
+                                       strategy=strategy))
+    for name, arr in (("keys", keys), ("num_actions", num_actions), ("regrets", regrets),
+                      ("strategy", strategy)):
+        assert msg[name].dtype == arr.dtype.newbyteorder("<")
+        np.testing.assert_array_equal(msg[name], arr)
+    assert (msg["id"], msg["worker"], msg["generation"], msg["iters"]) == (7, 1, 3, 500)
+    assert (msg["utility_sum"], msg["visits"], msg["seconds"]) == (-1.5, 9000, 0.01)
+    empty = protocol.decode_delta(_delta(keys=np.zeros(0, np.int64),
+                                         num_actions=np.zeros(0, np.int8),
+                                         regrets=np.zeros(0, np.float32),
+                                         strategy=np.zeros(0)))
+    assert empty["keys"].size == 0 and empty["regrets"].size == 0
+
+
+@pytest.mark.parametrize("payload", [
+    pytest.param(_delta()[:-5], id="truncated"),
+    pytest.param(_delta()[:1], id="truncated-to-1-byte"),
+    pytest.param(b"", id="empty"),
+    pytest.param(b"\xc1\x00garbage", id="garbage"),
+    pytest.param(bytes(range(256)) * 4, id="noise"),
+    pytest.param(_delta() + b"\x00", id="trailing-bytes"),
+    pytest.param(msgpack.packb([1, 2, 3]), id="not-a-map"),
+    pytest.param(_raw(v=99), id="unknown-version"),
+    pytest.param(_raw(v=None), id="no-version"),
+    pytest.param(_raw(keys=None), id="missing-field"),
+    pytest.param(_raw(iters="500"), id="wrong-type"),
+    pytest.param(_raw(iters=True), id="bool-as-int"),
+    pytest.param(_raw(iters=-1), id="negative-iters"),
+    pytest.param(_raw(keys=b"\x00" * 12), id="partial-key"),
+    pytest.param(_raw(regrets=b"\x00" * 27), id="partial-regret"),
+    pytest.param(_delta(num_actions=np.array([2, 5], np.int8)), id="keys-vs-num_actions"),
+    pytest.param(_delta(num_actions=np.array([2, 3, 3], np.int8)), id="sum-num_actions"),
+    pytest.param(_delta(strategy=np.zeros(6)), id="regrets-vs-strategy"),
+    pytest.param(_delta(regrets=np.full(7, np.nan, np.float32)), id="nan-regrets"),
+    pytest.param(_delta(strategy=np.full(7, np.inf)), id="inf-strategy"),
+])
+def test_decode_delta_rejects_malformed_payloads(payload):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode_delta(payload)
+
+
+def test_ready_and_request_messages():
+    assert protocol.decode_request_or_ready(protocol.encode_ready(1, 1234))["pid"] == 1234
+    with pytest.raises(protocol.ProtocolError):
+        protocol.decode_request_or_ready(_delta())
+    req = protocol.decode_request(protocol.encode_request(4, 100, 50, 1.5, None))
+    assert (req["op"], req["id"], req["t0"], req["n"]) == ("batch", 4, 100, 50)
+    assert protocol.decode_request(protocol.encode_stop())["op"] == "stop"
+
+
+# -- shared memory (no processes) -------------------------------------------------------------
+def _dead_pid():
+    pid = 999_999
+    while Path(f"/proc/{pid}").exists():
+        pid += 1
+    return pid
+
+
+def test_shared_store_generations_release_and_close(tmp_path):
+    allocator = shm.SharedAllocator(directory=tmp_path)
+    store = RegretStore(row_capacity=16, allocator=allocator)
+
+    def files():
+        return sorted(p.name for p in shm.list_segments(tmp_path, pid=os.getpid()))
+
+    assert files() == [f"holdem-{os.getpid()}-{allocator.run_id}-g0.store"]
+
+    keys = np.arange(10, dtype=np.int64)
+    num_actions = np.full(10, 2, np.int8)
+    store.merge(keys, num_actions, np.ones(20, np.float32), np.full(20, 0.5))
+    generation, descriptor = allocator.descriptor
+    reader = shm.Segment(descriptor)              # what a worker maps: same bytes, read-only
+    assert not reader.arrays.regrets.flags.writeable
+    np.testing.assert_array_equal(reader.arrays.row_key[:10], keys)
+
+    more = np.arange(10, 1000, dtype=np.int64)
+    store.merge(more, np.full(more.size, 3, np.int8), np.ones(3 * more.size, np.float32),
+                np.zeros(3 * more.size))
+    assert allocator.generation > generation
+    assert len(files()) == allocator.generation + 1
+    assert store.num_infosets == 1000
+    np.testing.assert_array_equal(store.values_of(5)[0], [1.0, 1.0])
+
+    allocator.release_before(allocator.generation)
+    assert files() == [f"holdem-{os.getpid()}-{allocator.run_id}-g{allocator.generation}.store"]
+    np.testing.assert_array_equal(reader.arrays.row_key[:10], keys)  # unlinked, still mapped
+    reader.close()
+
+    newest = shm.Segment(allocator.descriptor[1])
+    np.testing.assert_array_equal(newest.arrays.row_key[:1000], np.arange(1000))
+    newest.close()
+    allocator.close()
+    assert files() == [] and list(tmp_path.iterdir()) == []
+
+
+def test_clean_stale_removes_only_dead_pids_files(tmp_path):
+    dead = tmp_path / f"holdem-{_dead_pid()}-0123456789ab-g0.store"
+    live = tmp_path / f"holdem-{os.getpid()}-0123456789ab-g2.store"
+    other = tmp_path / f"notholdem-{_dead_pid()}-0123456789ab-g0.store"
+    for path in (dead, live, other):
+        path.write_bytes(b"\0" * 64)
+    assert shm.clean_stale(tmp_path) == [dead]
+    assert not dead.exists() and live.exists() and other.exists()

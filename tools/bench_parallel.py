@@ -1,0 +1,264 @@
+"""Benchmark parallel training against in-process training, end to end through the CLI.
+
+Runs ``python -m holdem.cli.train_blueprint`` twice for the same game and stopping point --
+in-process (``--num-workers 1``) and with ``--workers`` worker processes -- and prints, one
+``name: value`` per line:
+
+- iterations/s of each run (from its ``done:`` line), the speed-up and per-worker throughput;
+- from the parallel run's ``merge:`` line: iterations per batch, merge milliseconds per batch,
+  the main process's busy share of a core and worker restarts;
+- the exploitability of both results (``holdem.cli.eval_blueprint``; Kuhn and Leduc);
+- memory: the proportional set size (PSS, ``/proc/<pid>/smaps_rollup``) of the main process and
+  of every worker, sampled once mid-run, split into the shared store file's part (from
+  ``/proc/<pid>/smaps``) and the rest, next to the store's size. The store is mapped once per
+  process but its pages are shared, so PSS of main + N workers ~= one store + main's constant +
+  N x the per-worker constant printed at the end.
+
+    python tools/bench_parallel.py --quick                  # about 20-30 seconds
+    python tools/bench_parallel.py                          # Leduc, 20 M iterations per run
+    python tools/bench_parallel.py --game kuhn --seconds 20 --workers 2
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from holdem import checkpoint as ckpt
+from holdem.metrics import format_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+DONE_RE = re.compile(r"^done: iterations=(\d+) elapsed=([\d.]+) it/s=([\d.]+) infosets=(\d+) "
+                     r"checkpoint=(\S+)$", re.M)
+MERGE_RE = re.compile(r"^merge: ([\d.]+) ms/batch \(([\d.]+)% of a core\); (\d+) iterations/batch; "
+                      r"delta ([\d.]+) bytes/iteration; store ([^;]+); main process busy "
+                      r"([\d.]+)% of a core; worker restarts (\d+)$", re.M)
+PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
+STORE_FILE_RE = re.compile(r"/holdem-\d+-[0-9a-f]+-g\d+\.store")
+KIB = 1024
+
+
+def count(text):
+    """An iteration count: ``20000000``, ``2e7`` or ``20_000_000``."""
+    value = float(text.replace("_", ""))
+    if value < 1 or value != int(value):
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return int(value)
+
+
+def positive(text):
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return value
+
+
+# -- /proc ------------------------------------------------------------------------------------
+def children(ppid):
+    """Pids of the live worker processes of ``ppid`` (multiprocessing's resource tracker left
+    out)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        rest = stat[stat.rindex(")") + 2:].split()
+        if int(rest[1]) == ppid and rest[0] != "Z" and b"resource_tracker" not in cmd:
+            out.append(int(entry))
+    return sorted(out)
+
+
+def pss(pid):
+    """(total PSS, PSS of holdem store mappings) of ``pid`` in bytes, or None if it is gone."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        smaps = Path(f"/proc/{pid}/smaps").read_text()
+    except OSError:
+        return None
+    total = int(re.search(r"^Pss:\s+(\d+) kB", rollup, re.M)[1]) * KIB
+    store, in_store = 0, False
+    for line in smaps.splitlines():
+        if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+            in_store = STORE_FILE_RE.search(line) is not None
+        elif in_store and line.startswith("Pss:"):
+            store += int(line.split()[1]) * KIB
+    return total, store
+
+
+# -- runs -------------------------------------------------------------------------------------
+class Result:
+    def __init__(self, label, workers):
+        self.label, self.workers = label, workers
+        self.iterations = self.rate = self.infosets = self.elapsed = None
+        self.checkpoint = None
+        self.merge = None
+        self.memory = {}            # role -> (pid, total PSS, store PSS)
+        self.exploitability = None
+        self.store_bytes = None
+
+
+def _sample(main_pid, workers):
+    sample = {}
+    pids = [("main", main_pid)] + [(f"worker {i}", p) for i, p in
+                                   enumerate(children(main_pid))]
+    for role, pid in pids:
+        got = pss(pid)
+        if got is not None:
+            sample[role] = (pid, *got)
+    return sample if len(sample) == workers + (1 if workers > 1 else 0) else None
+
+
+def train(args, logdir, workers):
+    """One train_blueprint run; PSS sampled about half-way through training."""
+    config = Path(logdir).with_suffix(".yaml")
+    data = yaml.safe_load((ROOT / "configs" / f"{args.game}.yaml").read_text())
+    data.setdefault("train", {}).update(progress_interval=0.25, seed=args.seed)
+    config.write_text(yaml.safe_dump(data))
+    cmd = [sys.executable, "-m", "holdem.cli.train_blueprint", "--config", str(config),
+           "--num-workers", str(workers), "--logdir", str(logdir)]
+    cmd += ["--iters", str(args.iters)] if args.seconds is None else \
+        ["--time-budget", str(args.seconds)]
+    if workers > 1:
+        cmd += ["--start-method", args.start_method]
+    err_path = Path(logdir).with_suffix(".stderr")
+    result = Result("in-process" if workers == 1 else f"{workers} workers", workers)
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
+    try:
+        start = None
+        best = None                 # (distance from the middle, sample)
+        while proc.poll() is None:
+            time.sleep(0.1)
+            found = PROGRESS_RE.findall(err_path.read_text())
+            done = int(found[-1].replace(",", "")) if found else 0
+            if done == 0:
+                continue
+            start = start or time.monotonic()
+            if args.seconds is None:
+                frac = done / args.iters
+            else:
+                frac = (time.monotonic() - start) / args.seconds
+            if best is not None and frac > 0.5 and best[0] < 0.1:
+                continue
+            sample = _sample(proc.pid, workers)
+            if sample is not None and (best is None or abs(frac - 0.5) < best[0]):
+                best = (abs(frac - 0.5), sample)
+        stdout = proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = err_path.read_text()
+    m = DONE_RE.search(stdout)
+    if proc.returncode != 0 or m is None:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr}")
+    result.iterations, result.elapsed, result.rate = int(m[1]), float(m[2]), float(m[3])
+    result.infosets, result.checkpoint = int(m[4]), Path(m[5])
+    merge = MERGE_RE.search(stderr)
+    if merge:
+        result.merge = {"merge_ms": float(merge[1]), "merge_core": float(merge[2]),
+                        "batch": int(merge[3]), "delta_bytes": float(merge[4]),
+                        "main_busy": float(merge[6]), "restarts": int(merge[7])}
+    result.memory = best[1] if best else {}
+    header, _ = ckpt.read_header(result.checkpoint)
+    result.store_bytes = int(header.get("stats", {}).get("store_bytes", 0))
+    if args.game in ("kuhn", "leduc"):
+        ev = subprocess.run([sys.executable, "-m", "holdem.cli.eval_blueprint", "--checkpoint",
+                             str(result.checkpoint), "--exploitability"], capture_output=True,
+                            text=True, timeout=600, cwd=ROOT)
+        found = re.search(r"^exploitability: (\S+)$", ev.stdout, re.M)
+        result.exploitability = float(found[1]) if found else None
+    return result
+
+
+def report(single, multi):
+    n = multi.workers
+    for r in (single, multi):
+        print(f"{r.label}: iterations={r.iterations:,} elapsed={r.elapsed:.2f} s "
+              f"it/s={r.rate:,.0f} infosets={r.infosets:,}")
+    speedup = multi.rate / single.rate if single.rate else float("nan")
+    print(f"speed-up: {speedup:.2f}x with {n} workers")
+    print(f"per-worker throughput: {multi.rate / n:,.0f} it/s "
+          f"({multi.rate / n / single.rate:.0%} of in-process)")
+    if multi.merge:
+        m = multi.merge
+        print(f"batch size: {m['batch']:,} iterations/batch")
+        print(f"merge: {m['merge_ms']:.3f} ms/batch ({m['merge_core']:.1f}% of a core); delta "
+              f"{m['delta_bytes']:.1f} bytes/iteration")
+        print(f"main process busy: {m['main_busy']:.1f}% of a core")
+        print(f"worker restarts: {m['restarts']}")
+    for r in (single, multi):
+        if r.exploitability is not None:
+            print(f"exploitability {r.label}: {r.exploitability:.6f}")
+    print(f"store size: {format_bytes(multi.store_bytes)} ({multi.store_bytes:,} bytes)")
+    for r in (single, multi):
+        if not r.memory:
+            print(f"PSS {r.label}: not sampled (the run ended too soon)")
+            continue
+        for role, (pid, total, store) in r.memory.items():
+            print(f"PSS {r.label} {role} (pid {pid}): {format_bytes(total)} "
+                  f"(store file {format_bytes(store)}, rest {format_bytes(total - store)})")
+    if multi.memory and single.memory:
+        fb = format_bytes
+        total = sum(t for _, t, _ in multi.memory.values())
+        store = sum(s for _, _, s in multi.memory.values())
+        workers = [t - s for role, (_, t, s) in multi.memory.items() if role != "main"]
+        _, main_total, main_store = multi.memory["main"]
+        per_worker = sum(workers) / len(workers)
+        print(f"PSS total {multi.label}: {fb(total)} = store pages {fb(store)} + main rest "
+              f"{fb(main_total - main_store)} + {len(workers)} x {fb(per_worker)}")
+        single_total = sum(t for _, t, _ in single.memory.values())
+        print(f"per-worker constant: {fb(per_worker)} (a worker's PSS outside the store file; "
+              f"in-process main: {fb(single_total)})")
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        description="Train the same game in-process and with worker processes "
+                    "(python -m holdem.cli.train_blueprint) and compare speed, memory (PSS) "
+                    "and exploitability.")
+    p.add_argument("--game", default="leduc", choices=("kuhn", "leduc"),
+                   help="game (configs/GAME.yaml; default leduc)")
+    p.add_argument("--iters", type=count, default=20_000_000,
+                   help="iterations per run (default 20M)")
+    p.add_argument("--seconds", type=positive,
+                   help="train each run for this many seconds instead of --iters")
+    p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--start-method", default="spawn", choices=("spawn", "fork", "forkserver"))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true",
+                   help="8 seconds of training per run (about 20-30 s in all)")
+    p.add_argument("--logdir", metavar="DIR",
+                   help="keep both runs under DIR (default: a temporary directory)")
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.quick:
+        args.seconds = 8.0
+    if args.workers < 2:
+        raise SystemExit("--workers must be at least 2")
+    what = f"{args.seconds:g} s" if args.seconds is not None else f"{args.iters:,} iterations"
+    print(f"game: {args.game}; each run: {what}; workers: {args.workers} "
+          f"({args.start_method}); cpus: {os.cpu_count()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-parallel-") as tmp:
+        base = Path(args.logdir) if args.logdir else Path(tmp)
+        base.mkdir(parents=True, exist_ok=True)
+        single = train(args, base / "in-process", 1)
+        multi = train(args, base / f"workers-{args.workers}", args.workers)
+        report(single, multi)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
