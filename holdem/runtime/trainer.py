@@ -11,9 +11,9 @@ Each step of the main loop:
 
 Workers read the live shared store, so they lag the merged truth by the deltas in flight (at most
 ``PIPELINE`` batches each). A worker that dies or stays silent for ``worker_timeout`` seconds is
-replaced and its outstanding batches are re-issued (a batch's random stream depends only on its
-id, so the redo is the same work). When the main process dies, workers see their parent change
-within a second and exit; its shared-memory files are removed by the next run.
+replaced and its outstanding batches are re-issued (a batch's random stream depends only on the
+seed and its first iteration, so the redo is the same work). When the main process dies, workers
+see their parent change within a second and exit; the next run removes its shared-memory files.
 """
 
 import signal
@@ -237,7 +237,7 @@ class ParallelRun:
                           {"dcfr_steps": int(self.dcfr.steps),
                            "next_batch": int(self.next_batch_id)},
                           # An in-process resume continues with the next batch's stream.
-                          [batch_rng_state(self.tc.seed, self.next_batch_id)],
+                          [batch_rng_state(self.tc.seed, self.iterations)],
                           extra={"num_workers": self.num_workers})
 
     def _checkpoint(self, background):
@@ -294,7 +294,7 @@ class ParallelRun:
                 self._cpu_start = time.process_time()
                 self._idle_since = self.train_start
                 for i in range(self.num_workers):
-                    self._feed(pool, i, stopping=False)
+                    self._feed(pool, i, stopping=stop.signal is not None)
                 last_snapshot = time.monotonic()
                 stopping = False
                 while True:
@@ -363,7 +363,7 @@ class ParallelRun:
         deadline = time.monotonic() + READY_TIMEOUT
         while not all(w.ready for w in self.workers):
             if stop.signal is not None:
-                raise KeyboardInterrupt
+                return              # the main loop sees the signal and writes a checkpoint
             if time.monotonic() > deadline:
                 raise RuntimeError("workers did not start within "
                                    f"{READY_TIMEOUT:.0f} s")

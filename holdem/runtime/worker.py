@@ -30,9 +30,11 @@ def _readonly(arr):
     return view
 
 
-def batch_rng_state(seed, batch_id):
-    """The RNG state of batch ``batch_id``: independent of which worker runs it."""
-    return np.random.SeedSequence([int(seed), int(batch_id)]).generate_state(4, dtype=np.uint64)
+def batch_rng_state(seed, t0):
+    """The RNG state of the batch starting at global iteration ``t0``: independent of which
+    worker runs it, the same when a batch is re-issued, and never reused across resumes (a run
+    only ever continues from the iterations it merged)."""
+    return np.random.SeedSequence([int(seed), int(t0)]).generate_state(4, dtype=np.uint64)
 
 
 class BatchRunner:
@@ -52,16 +54,15 @@ class BatchRunner:
         scratch = RegretStore(row_capacity=4 * self.game.num_decision_nodes)
         read = scratch.arrays._replace(**{
             name: _readonly(getattr(scratch.arrays, name)) for name in scratch.arrays._fields})
-        self.run(read, 0, 0, 1, 0.0)
+        self.run(read, 0, 1, 0.0)
         self.delta.clear()
 
-    def run(self, read_arrays, batch_id, t0, n, elapsed, traverser=-1):
-        """Run ``n`` iterations from global iteration ``t0`` (only ``traverser``'s traversals
-        when it is >= 0); returns (utility_sum, visits)."""
+    def run(self, read_arrays, t0, n, elapsed):
+        """Run ``n`` iterations from global iteration ``t0``; returns (utility_sum, visits)."""
         game = self.game
         params = make_params(self.config.solver, game.num_streets, is_delta=True,
                              elapsed=elapsed)
-        state = batch_rng_state(self.config.train.seed, batch_id)
+        state = batch_rng_state(self.config.train.seed, t0)
         if self.utility.shape[0] < n:
             self.utility = np.zeros(n, dtype=np.float64)
         self.workspace.visits[0] = 0
@@ -73,7 +74,7 @@ class BatchRunner:
                 np.int64(game.num_streets - 1), read_arrays, self.delta.arrays, params,
                 self.workspace, state, np.int64(t0 + done), np.int64(n - done),
                 np.int64(game.max_new_rows), np.int64(game.max_new_entries),
-                self.utility[done:], np.int64(traverser)))
+                self.utility[done:]))
         return float(self.utility[:n].sum()), int(self.workspace.visits[0])
 
 
@@ -111,8 +112,7 @@ def worker_main(conn, worker_index, config_dict, parent_pid):
                 segment = Segment(store["descriptor"])
                 generation = store["generation"]
             start = time.perf_counter()
-            utility_sum, visits = runner.run(segment.arrays, msg["id"], msg["t0"], msg["n"],
-                                             msg["elapsed"])
+            utility_sum, visits = runner.run(segment.arrays, msg["t0"], msg["n"], msg["elapsed"])
             seconds = time.perf_counter() - start
             keys, num_actions, _, regrets, strategy = runner.delta.used()
             payload = protocol.encode_delta(msg["id"], worker_index, generation, msg["n"],

@@ -309,11 +309,8 @@ def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
 
 @njit
 def run_iterations(tree, deal, stride, last_street, read, write, params, ws, state, t0, n,
-                   max_new_rows, max_new_entries, utility_out, only_traverser):
+                   max_new_rows, max_new_entries, utility_out):
     """Run up to ``n`` iterations starting at global iteration ``t0``.
-
-    ``only_traverser`` -1 runs one traversal per player each iteration; p >= 0 runs only
-    player p's traversals (a parallel worker that owns that player's regrets).
 
     Stops early, at an iteration boundary, when ``write`` may not hold another iteration's new
     infosets (the caller grows it and calls again). Player 0's sampled value of iteration i is
@@ -332,8 +329,6 @@ def run_iterations(tree, deal, stride, last_street, read, write, params, ws, sta
         deal_kernels.deal(deal, state, ws.deck, ws.buckets, ws.strength)
         prune = t >= params.prune_start and rng.uniform(state) < params.prune_prob
         for traverser in range(num_players):
-            if only_traverser >= 0 and traverser != only_traverser:
-                continue
             if params.sampling == SAMPLING_EXTERNAL:
                 v = external_traverse(tree, stride, last_street, read, write, params, ws,
                                       traverser, w, prune, state)
@@ -341,8 +336,6 @@ def run_iterations(tree, deal, stride, last_street, read, write, params, ws, sta
                 v = outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
             if traverser == 0:
                 utility_out[i] = v
-            elif only_traverser > 0:
-                utility_out[i] = -v          # two-player zero-sum: player 0's value
     return n
 
 

@@ -166,7 +166,7 @@ class Solver:
                 np.int64(game.num_streets - 1), store.arrays, store.arrays, self.params(),
                 self.workspace, self.rng_state, np.int64(self.iterations), np.int64(todo),
                 np.int64(game.max_new_rows), np.int64(game.max_new_entries),
-                self._utility_out[done:], np.int64(-1))
+                self._utility_out[done:])
             self.utility.extend(self._utility_out[done:done + ran])
             self.iterations += int(ran)
             done += int(ran)
