@@ -121,7 +121,11 @@ def _sample(main_pid, workers):
 def train(args, logdir, workers):
     """One train_blueprint run; PSS sampled about half-way through training."""
     config = Path(logdir).with_suffix(".yaml")
-    data = yaml.safe_load((ROOT / "configs" / f"{args.game}.yaml").read_text())
+    source = Path(args.config) if args.config else ROOT / "configs" / f"{args.game}.yaml"
+    data = yaml.safe_load(source.read_text())
+    if data.get("game", {}).get("buckets"):
+        from holdem.games import resolve_asset
+        data["game"]["buckets"] = str(resolve_asset(data["game"]["buckets"]).resolve())
     data.setdefault("train", {}).update(progress_interval=0.25, seed=args.seed)
     config.write_text(yaml.safe_dump(data))
     cmd = [sys.executable, "-m", "holdem.cli.train_blueprint", "--config", str(config),
@@ -228,6 +232,8 @@ def build_parser():
                     "and exploitability.")
     p.add_argument("--game", default="leduc", choices=("kuhn", "leduc"),
                    help="game (configs/GAME.yaml; default leduc)")
+    p.add_argument("--config", metavar="FILE",
+                   help="train this config instead (e.g. configs/hunl_default.yaml)")
     p.add_argument("--iters", type=count, default=20_000_000,
                    help="iterations per run (default 20M)")
     p.add_argument("--seconds", type=positive,
@@ -249,6 +255,8 @@ def main(argv=None):
     if args.workers < 2:
         raise SystemExit("--workers must be at least 2")
     what = f"{args.seconds:g} s" if args.seconds is not None else f"{args.iters:,} iterations"
+    if args.config:
+        args.game = Path(args.config).stem
     print(f"game: {args.game}; each run: {what}; workers: {args.workers} "
           f"({args.start_method}); cpus: {os.cpu_count()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-parallel-") as tmp:
