@@ -5,3 +5,17 @@ solver's correctness is checked by exact exploitability.
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # Lazy, so `import holdem` stays cheap (numba loads only when a kernel is needed).
+    if name == "Blueprint":
+        from holdem.analysis.blueprint import Blueprint
+        return Blueprint
+    if name == "train":
+        from holdem.training import train
+        return train
+    if name == "load_config":
+        from holdem.config import load
+        return load
+    raise AttributeError(f"module 'holdem' has no attribute {name!r}")

@@ -15,22 +15,21 @@ Sandholm (2013), eq. 3: a bet x between A < x < B (pot fractions) maps to A with
 f(x) = (B - x)(1 + A) / ((B - A)(1 + x)) and to B otherwise.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+
+from holdem.config import ActionsConfig
 
 STREETS = ("preflop", "flop", "turn", "river")
 
 
 @dataclass(frozen=True)
-class ActionAbstraction:
-    """Bet/raise menus (see the module docstring). Amounts in big blinds or pot fractions."""
+class ActionAbstraction(ActionsConfig):
+    """Bet/raise menus (see the module docstring): the ``actions`` config section plus the
+    lookups the tree builder needs. Amounts in big blinds or pot fractions."""
 
-    preflop_open: tuple = (2.5,)
-    preflop: tuple = ((1.0,),)
-    flop: tuple = ((0.5, 1.0), (1.0,))
-    turn: tuple = ((0.5, 1.0), (1.0,))
-    river: tuple = ((0.5, 1.0), (1.0,))
-    all_in: bool = True
-    max_raises: tuple = (3, 2, 2, 2)
+    @classmethod
+    def from_config(cls, actions):
+        return cls(**asdict(actions))
 
     def pot_fractions(self, street, depth):
         """Pot-fraction sizes at ``depth`` (postflop depth 0 = bet; preflop depth 1 = 3-bet)."""

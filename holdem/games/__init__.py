@@ -108,10 +108,7 @@ def _nlhe_game(config):
                           "Hold'em is available in this version")
     table = HeadsUpTable(stack=g.stack, small_blind=g.small_blind, big_blind=g.big_blind,
                          ante=g.ante)
-    a = config.actions
-    abstraction = ActionAbstraction(preflop_open=a.preflop_open, preflop=a.preflop, flop=a.flop,
-                                    turn=a.turn, river=a.river, all_in=a.all_in,
-                                    max_raises=a.max_raises)
+    abstraction = ActionAbstraction.from_config(config.actions)
     try:
         nlhe = build_heads_up_tree(table, abstraction)
     except ValueError as exc:

@@ -98,7 +98,7 @@ class ParallelRun:
         self.workers = [_Worker() for _ in range(self.num_workers)]
         self.redo = []                  # (batch id, t0, n) to re-issue
         self.stats = {"merge_seconds": 0.0, "merges": 0, "delta_bytes": 0, "delta_iters": 0,
-                      "restarts": 0}
+                      "visits": 0, "restarts": 0}
         self._window = dict(self.stats)
         self.train_start = None
 
@@ -168,6 +168,7 @@ class ParallelRun:
         self.stats["merges"] += 1
         self.stats["delta_bytes"] += len(payload)
         self.stats["delta_iters"] += msg["iters"]
+        self.stats["visits"] += msg["visits"]
         self.monitor.utility.add(msg["utility_sum"], msg["iters"])
         self.iterations += msg["iters"]
         return msg
@@ -241,8 +242,18 @@ class ParallelRun:
                           extra={"num_workers": self.num_workers})
 
     def _checkpoint(self, background):
-        return self.writer.submit(self.iterations, self._header(), store_snapshot(self.store),
+        # Only the snapshot copy pauses the main loop; workers keep their queued batches, and
+        # the file is written by a background thread.
+        start = time.perf_counter()
+        snapshot = store_snapshot(self.store)
+        pause = time.perf_counter() - start
+        path = self.writer.submit(self.iterations, self._header(), snapshot,
                                   background=background)
+        if background:
+            size = sum(a.nbytes for a in snapshot.values())
+            log(f"checkpoint at iteration {self.iterations:,}: main loop paused {pause:.2f} s to "
+                f"copy {format_bytes(size)}; writing {path.name} in the background")
+        return path
 
     def _log(self, force=False):
         s, last = self.stats, self._window
@@ -254,6 +265,10 @@ class ParallelRun:
             "train/delta_bytes_per_iter": (s["delta_bytes"] - last["delta_bytes"]) / iters
             if iters else float("nan"),
             "train/worker_idle_frac": self._idle_fraction(),
+            # Work per iteration changes as the strategy does (longer lines, more visits):
+            # iterations/s x visits/iteration is the throughput to compare over time.
+            "train/visits_per_iter": (s["visits"] - last["visits"]) / iters
+            if iters else float("nan"),
         }
         tb_due = (self.monitor.tb is not None and
                   (force or time.monotonic() - self.monitor._last_log >= self.tc.log_interval))

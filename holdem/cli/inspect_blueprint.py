@@ -1,0 +1,81 @@
+"""Summarize a checkpoint, or show the strategy at one decision.
+
+    python -m holdem.cli.inspect_blueprint --checkpoint runs/x
+    python -m holdem.cli.inspect_blueprint --checkpoint runs/x --spot "r2.5b c | As Kd | 2c 7h 9d"
+
+Spot notation (heads-up No-Limit Hold'em): ``LINE | HOLE | BOARD``. LINE is the abstract actions
+so far separated by spaces (``f``, ``c``, ``r2.5b`` = raise to 2.5 big blinds, ``r0.5p`` =
+half-pot bet or raise, ``a`` = all-in; see export_strategy's ``actions``), HOLE the two cards of
+the player to act, BOARD the board cards dealt so far (empty preflop). Cards as in
+``holdem.cards.parse`` (e.g. ``As Kd``).
+"""
+
+import sys
+
+from holdem.cli._common import ArgumentParser, run_main
+
+
+def build_parser():
+    p = ArgumentParser(prog="python -m holdem.cli.inspect_blueprint",
+                       description="Summarize a checkpoint or show one decision's strategy.")
+    p.add_argument("--checkpoint", required=True, metavar="PATH",
+                   help="checkpoint file, or a logdir (its checkpoint with the most iterations)")
+    p.add_argument("--spot", metavar='"LINE | HOLE | BOARD"',
+                   help="a decision (NLHE), e.g. \"r2.5b c | As Kd | 2c 7h 9d\"")
+    p.add_argument("--current", action="store_true",
+                   help="show the current (regret-matching) strategy instead of the average")
+    return p
+
+
+def parse_spot(text):
+    """(labels, hole cards, board cards) of the spot notation."""
+    from holdem.cards import parse
+    from holdem.config import ConfigError
+
+    parts = [part.strip() for part in text.split("|")]
+    if len(parts) not in (2, 3):
+        raise ConfigError(f"--spot {text!r}: expected 'LINE | HOLE | BOARD'")
+    line, hole = parts[0], parts[1]
+    board = parts[2] if len(parts) == 3 else ""
+    try:
+        hole_cards = [int(c) for c in parse(hole)]
+        board_cards = [int(c) for c in parse(board)] if board else []
+    except ValueError as exc:
+        raise ConfigError(f"--spot {text!r}: {exc}") from None
+    if len(hole_cards) != 2:
+        raise ConfigError(f"--spot {text!r}: HOLE needs 2 cards")
+    return line.split(), hole_cards, board_cards
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from holdem.analysis.blueprint import Blueprint
+    from holdem.config import ConfigError
+    from holdem.metrics import format_bytes, format_seconds
+
+    bp = Blueprint.load(args.checkpoint)
+    meta = bp.metadata
+    if args.spot is None:
+        print(f"checkpoint: {meta['path']}")
+        print(f"game: {meta['game']}")
+        print(f"iterations: {meta['iterations']}")
+        print(f"training time: {format_seconds(meta['elapsed'])}")
+        print(f"infosets: {meta['infosets']}")
+        print(f"store: {format_bytes(bp.checkpoint.header.get('stats', {}).get('store_bytes', 0))}")
+        if meta["buckets_sha256"]:
+            print(f"bucket file sha256: {meta['buckets_sha256']}")
+        versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+        print(f"written by: {versions}")
+        return 0
+    labels, hole, board = parse_spot(args.spot)
+    try:
+        probs = bp.query(labels, hole, board, average=not args.current)
+    except ValueError as exc:
+        raise ConfigError(f"--spot {args.spot!r}: {exc}") from None
+    for label, p in probs.items():
+        print(f"{label:>8} {p:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

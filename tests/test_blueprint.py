@@ -1,0 +1,90 @@
+"""The read-only Blueprint API over checkpoints."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import holdem
+from holdem import config as config_mod
+from holdem.analysis.strategy import average_profile
+from holdem.games import make_game
+from holdem.solver.solver import Solver
+from holdem.training import save_solver
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_small_game_strategies_match_the_dense_profile(tmp_path):
+    cfg = config_mod.default_for_game("leduc")
+    game = make_game(cfg)
+    solver = Solver(game, cfg)
+    solver.run(20_000)
+    path = save_solver(solver, tmp_path / "checkpoints" / "ckpt-000000020000.ckpt")
+    bp = holdem.Blueprint.load(tmp_path)
+    assert bp.metadata["iterations"] == 20_000 and bp.metadata["infosets"] == 288
+    assert bp.checkpoint.path == path
+    profile, _ = average_profile(game, solver.store.used())
+    for key, na in zip(*solver.store.used()[:2]):
+        np.testing.assert_allclose(bp.strategy(int(key), int(na)), profile[key, :na])
+    assert np.allclose(bp.strategy(10**9, 3), 1 / 3)                      # never visited
+
+
+def test_nlhe_query_by_line_and_cards(tmp_path):
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    game = make_game(cfg)
+    solver = Solver(game, cfg)
+    solver.run(3_000)
+    save_solver(solver, tmp_path / "checkpoints" / "ckpt-000000003000.ckpt")
+    bp = holdem.Blueprint.load(tmp_path)
+    assert bp.metadata["buckets_sha256"] == game.buckets_sha256
+    root = bp.query([], hole=[48, 49])                                       # AcAd? any two
+    assert list(root) == ["f", "c", "r2.5b", "a"] and sum(root.values()) == pytest.approx(1)
+    flop = bp.query(["c", "c"], hole=[0, 5], board=[10, 20, 30])
+    assert list(flop)[0] == "c" and sum(flop.values()) == pytest.approx(1)
+    with pytest.raises(ValueError, match="not an action here"):
+        bp.query(["r7b"], hole=[0, 5])
+    with pytest.raises(ValueError, match="needs 3 board cards"):
+        bp.query(["c", "c"], hole=[0, 5])
+
+
+def test_inspect_blueprint_cli(tmp_path):
+    import subprocess
+    import sys
+
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    solver = Solver(make_game(cfg), cfg)
+    solver.run(2_000)
+    save_solver(solver, tmp_path / "checkpoints" / "ckpt-000000002000.ckpt")
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "holdem.cli.inspect_blueprint",
+                               "--checkpoint", str(tmp_path), *args],
+                              capture_output=True, text=True, timeout=300)
+    summary = run()
+    assert summary.returncode == 0, summary.stderr
+    assert "iterations: 2000" in summary.stdout and "game: nlhe" in summary.stdout
+    spot = run("--spot", "c c | As Kd | 2c 7h 9d")
+    assert spot.returncode == 0, spot.stderr
+    rows = [line.split() for line in spot.stdout.splitlines()]
+    assert rows[0][0] == "c" and abs(sum(float(p) for _, p in rows) - 1) < 1e-3
+    bad = run("--spot", "r9b | As Kd")
+    assert bad.returncode == 2 and "not an action here" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_translate_real_sizes_to_the_tree(tmp_path):
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    solver = Solver(make_game(cfg), cfg)
+    solver.run(100)
+    save_solver(solver, tmp_path / "checkpoints" / "ckpt-000000000100.ckpt")
+    bp = holdem.Blueprint.load(tmp_path)
+    # real game with a 2-chip big blind: open to 5 chips (= 2.5 bb, on the tree), call
+    labels, notes = bp.translate_line([("raise", 5), ("call", 0)], big_blind=2)
+    assert labels == ["r2.5b", "c"] and notes[0][1] == "r2.5b"
+    # flop: BB checks, SB bets 0.6 pot (between the tree's 0.5 and 1.0 pot): half pot is closer
+    labels, notes = bp.translate_line([("raise", 5), ("call", 0), ("check", 0), ("bet", 6)],
+                                      big_blind=2)
+    assert labels[-1] == "r0.5p" and 0.5 < notes[-1][2] <= 1.0
+    labels, _ = bp.translate_line([("allin", 200)], big_blind=2)
+    assert labels == ["a"]
