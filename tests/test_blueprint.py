@@ -88,3 +88,44 @@ def test_translate_real_sizes_to_the_tree(tmp_path):
     assert labels[-1] == "r0.5p" and 0.5 < notes[-1][2] <= 1.0
     labels, _ = bp.translate_line([("allin", 200)], big_blind=2)
     assert labels == ["a"]
+
+
+@pytest.fixture(scope="module")
+def small_nlhe_blueprint(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("h2h")
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    solver = Solver(make_game(cfg), cfg)
+    solver.run(20_000)
+    save_solver(solver, tmp / "checkpoints" / "ckpt-000000020000.ckpt")
+    return holdem.Blueprint.load(tmp)
+
+
+def test_head_to_head_against_baselines_and_itself(small_nlhe_blueprint):
+    from holdem.analysis.headtohead import bot_tables, head_to_head
+
+    bp = small_nlhe_blueprint
+    tables = bot_tables(bp.game)
+    assert tables[0, 0] >= 0 and tables[1, 0] >= 0        # SB may fold or call at the root
+    vs_fold = head_to_head(bp, "fold", hands=20_000, seed=1)
+    assert vs_fold.hands == 20_000
+    assert vs_fold.mbb_per_hand - vs_fold.ci95 > 0          # beats a player who always folds
+    assert vs_fold.mbb_per_hand <= 100_000                  # cannot win more than the stacks
+    itself = head_to_head(bp, bp, hands=20_000, seed=2)      # duplicate: symmetric -> about 0
+    assert abs(itself.mbb_per_hand) < 3 * itself.ci95 + 1e-9
+    again = head_to_head(bp, "equity", hands=2_000, seed=3)
+    assert again == head_to_head(bp, "equity", hands=2_000, seed=3)      # seeded
+    with pytest.raises(ValueError, match="unknown baseline"):
+        head_to_head(bp, "shove", hands=10)
+
+
+def test_eval_blueprint_cli_head_to_head(small_nlhe_blueprint):
+    import re
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "holdem.cli.eval_blueprint", "--checkpoint",
+                           str(small_nlhe_blueprint.checkpoint.path), "--vs", "call",
+                           "--hands", "2000"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^vs call: mbb/hand: -?[\d.]+ ± [\d.]+ \(95% CI, 2000 hands\)$",
+                     proc.stdout, re.M), proc.stdout

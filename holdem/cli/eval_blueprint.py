@@ -20,14 +20,26 @@ def build_parser():
                    help="exact exploitability (Kuhn, Leduc) in chips per game")
     p.add_argument("--value", action="store_true",
                    help="expected value of the average strategy for each player")
+    p.add_argument("--vs", action="append", metavar="BOT",
+                   choices=("fold", "call", "pot", "random", "equity"),
+                   help="heads-up NLHE: play against a baseline bot (repeatable): fold, call, "
+                        "pot, random, equity")
+    p.add_argument("--vs-checkpoint", metavar="PATH",
+                   help="heads-up NLHE: play against another checkpoint of the same game")
+    p.add_argument("--hands", type=int, default=100_000,
+                   help="hands per match, played as duplicate pairs (default 100000)")
+    p.add_argument("--seed", type=int, default=0, help="seed for deals and action sampling")
     return p
 
 
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not (args.exploitability or args.value):
-        parser.error("choose what to evaluate: --exploitability and/or --value")
+    if not (args.exploitability or args.value or args.vs or args.vs_checkpoint):
+        parser.error("choose what to evaluate: --exploitability, --value, --vs BOT or "
+                     "--vs-checkpoint PATH")
+    if args.vs or args.vs_checkpoint:
+        return _play(args)
     from holdem.analysis.blueprint import load_checkpoint_store, load_profile
     from holdem.analysis.exact import ExactEvaluator
     from holdem.config import ConfigError
@@ -46,6 +58,30 @@ def main(argv=None):
     if args.value:
         v0, v1 = evaluator.expected_values(loaded.average)
         print(f"value: player0={v0:.9g} player1={v1:.9g}")
+    return 0
+
+
+def _play(args):
+    from holdem.analysis.blueprint import Blueprint
+    from holdem.analysis.headtohead import head_to_head
+    from holdem.config import ConfigError
+
+    bp = Blueprint.load(args.checkpoint)
+    if bp.game.name != "nlhe":
+        raise ConfigError(f"{bp.checkpoint.path}: head-to-head play is for No-Limit Hold'em; "
+                          "use --exploitability for Kuhn and Leduc")
+    print(f"checkpoint: {bp.checkpoint.path}")
+    print(f"iterations: {bp.metadata['iterations']}")
+    opponents = list(args.vs or [])
+    if args.vs_checkpoint:
+        opponents.append(Blueprint.load(args.vs_checkpoint))
+    for opponent in opponents:
+        name = opponent if isinstance(opponent, str) else str(opponent.checkpoint.path)
+        try:
+            result = head_to_head(bp, opponent, hands=args.hands, seed=args.seed)
+        except ValueError as exc:
+            raise ConfigError(f"--vs {name}: {exc}") from None
+        print(f"vs {name}: {result.line()}")
     return 0
 
 
