@@ -12,7 +12,7 @@ import numpy as np
 from holdem._jit import njit
 from holdem.games import deal as deal_kernels
 from holdem.solver import rng
-from holdem.solver.kernels import DECISION, regret_matching, terminal_utility
+from holdem.solver.kernels import DECISION, _sample, regret_matching, terminal_utility
 from holdem.store import kernels as store_kernels
 
 POLICY_BLUEPRINT = 0
@@ -38,13 +38,7 @@ def _blueprint_action(tree, store, key, node, sigma, state):
     else:
         for a in range(na):
             sigma[a] = store.strategy_sum[off + a] / total
-    x = rng.uniform(state)
-    acc = 0.0
-    for a in range(na - 1):
-        acc += sigma[a]
-        if x < acc:
-            return a
-    return na - 1
+    return _sample(sigma, na, state)
 
 
 @njit
