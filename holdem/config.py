@@ -82,6 +82,9 @@ class TrainConfig:
     tensorboard: bool = False
     log_interval: float = 10.0
     eval_interval: float = 60.0
+    eval_baseline: typing.Optional[str] = None
+    eval_baseline_interval: float = 600.0
+    eval_hands: int = 20_000
     utility_window: int = 10_000
     start_method: str = "spawn"
     worker_timeout: float = 10.0
@@ -102,13 +105,15 @@ _CHOICES = {
     ("solver", "weighting"): WEIGHTINGS,
     ("solver", "schedule_clock"): CLOCKS,
     ("train", "start_method"): START_METHODS,
+    ("train", "eval_baseline"): ("fold", "call", "pot", "random", "equity"),
 }
 _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
              ("game", "num_players"),
              ("solver", "discount_interval"), ("solver", "dcfr_interval"), ("train", "snapshot_interval"),
              ("train", "progress_interval"), ("train", "keep_checkpoints"),
              ("train", "log_interval"), ("train", "eval_interval"), ("train", "utility_window"),
-             ("train", "worker_timeout"), ("train", "max_memory_gb")}
+             ("train", "worker_timeout"), ("train", "max_memory_gb"),
+             ("train", "eval_baseline_interval"), ("train", "eval_hands")}
 _NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
                  ("solver", "average_max_street"), ("solver", "discount_stop")}

@@ -208,8 +208,10 @@ class RunMonitor:
         self.utility = WindowMean(tc.utility_window)
         self._last_log = time.monotonic()
         self._last_eval = time.monotonic()
+        self._last_baseline = time.monotonic()
         self._last_iters = None
         self._evaluator = None
+        self._bot_tables = None
         if self.tb is not None:
             self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
             self.tb.flush()
@@ -224,6 +226,19 @@ class RunMonitor:
             self._evaluator = ExactEvaluator(self.game)
         profile, _ = average_profile(self.game, store.used())
         return self._evaluator.exploitability(profile)
+
+    def _baseline_match(self, store, baseline, iterations):
+        """Head-to-head of the current average strategy against a baseline bot (NLHE)."""
+        from holdem.analysis.headtohead import bot_tables, play_match
+
+        if self._bot_tables is None:
+            self._bot_tables = bot_tables(self.game)
+        start = time.perf_counter()
+        result = play_match(self.game, store.arrays, baseline, hands=self.config.train.eval_hands,
+                            seed=int(iterations), tables=self._bot_tables)
+        log(f"eval vs {baseline}: {result.line()} [{time.perf_counter() - start:.1f} s]")
+        return {f"eval/mbb_vs_{baseline}": result.mbb_per_hand,
+                f"eval/mbb_vs_{baseline}_ci95": result.ci95}
 
     def tick(self, iterations, train_seconds, store, extra=None, force=False):
         """Report if an interval passed. ``extra``: more scalars (e.g. merge_ms)."""
@@ -249,6 +264,11 @@ class RunMonitor:
             expl = self._exploitability(store)
             if expl is not None:
                 values["eval/exploitability"] = expl
+        baseline = self.config.train.eval_baseline
+        if (baseline and self.game.name == "nlhe"
+                and (force or now - self._last_baseline >= self.config.train.eval_baseline_interval)):
+            self._last_baseline = now
+            values.update(self._baseline_match(store, baseline, iterations))
         self.tb.scalars(iterations, {k: v for k, v in values.items()
                                      if v is not None and math.isfinite(v)})
         self.tb.flush()

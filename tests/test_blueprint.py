@@ -129,3 +129,19 @@ def test_eval_blueprint_cli_head_to_head(small_nlhe_blueprint):
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"^vs call: mbb/hand: -?[\d.]+ ± [\d.]+ \(95% CI, 2000 hands\)$",
                      proc.stdout, re.M), proc.stdout
+
+
+def test_training_logs_a_baseline_match_to_tensorboard(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from holdem.training import train
+
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    cfg = config_mod.with_overrides(cfg, train={"iters": 5_000, "tensorboard": True,
+                                                "eval_baseline": "fold", "eval_hands": 2_000})
+    train(cfg, tmp_path, progress=False)
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    assert "eval/mbb_vs_fold" in events.Tags()["scalars"]
+    last = events.Scalars("eval/mbb_vs_fold")[-1]
+    assert last.step == 5_000 and last.value > 0

@@ -61,27 +61,34 @@ def head_to_head(blueprint, opponent, hands=100_000, seed=0):
 
     ``hands`` is rounded up to an even number (duplicate pairs)."""
     game = blueprint.game
+    if not isinstance(opponent, str) and (
+            opponent.game.tree.kind.shape != game.tree.kind.shape
+            or opponent.game.buckets_sha256 != game.buckets_sha256):
+        raise ValueError("both blueprints must use the same game and abstraction")
+    store_b = None if isinstance(opponent, str) else _store_of(opponent).arrays
+    return play_match(game, _store_of(blueprint).arrays, opponent, store_b, hands, seed)
+
+
+def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tables=None):
+    """The store ``store_a`` (StoreArrays, e.g. a live training store) against a BASELINES name,
+    or against ``store_b`` when ``opponent`` is not a string."""
     if game.name != "nlhe":
         raise ValueError("head-to-head play is for heads-up No-Limit Hold'em")
     deals = max(1, (int(hands) + 1) // 2)
-    store_a = _store_of(blueprint)
     if isinstance(opponent, str):
         if opponent not in BASELINES:
             raise ValueError(f"unknown baseline {opponent!r}; choose one of "
                              f"{', '.join(BASELINES)}")
         kind, store_b = BASELINES[opponent], store_a
     else:
-        if opponent.game.tree.kind.shape != game.tree.kind.shape or (
-                opponent.game.buckets_sha256 != game.buckets_sha256):
-            raise ValueError("both blueprints must use the same game and abstraction")
-        kind, store_b = pk.POLICY_BLUEPRINT, _store_of(opponent)
+        kind = pk.POLICY_BLUEPRINT
     ws = make_workspace(game.max_depth, game.max_actions, 2, 4, 52)
     state = rng.make_states(seed, 1)[0]
     out = np.zeros(deals, dtype=np.float64)
     k = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
-    pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a.arrays,
-                      store_b.arrays, np.int64(kind), bot_tables(game), k, ws, state,
-                      np.int64(deals), out)
+    pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a, store_b,
+                      np.int64(kind), bot_tables(game) if tables is None else tables, k, ws,
+                      state, np.int64(deals), out)
     scale = 1000.0 / game.rules.table.chips_per_bb
     mean = float(out.mean()) * scale
     ci = 1.96 * float(out.std(ddof=1)) / np.sqrt(deals) * scale if deals > 1 else float("inf")
