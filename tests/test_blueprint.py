@@ -145,3 +145,35 @@ def test_training_logs_a_baseline_match_to_tensorboard(tmp_path):
     assert "eval/mbb_vs_fold" in events.Tags()["scalars"]
     last = events.Scalars("eval/mbb_vs_fold")[-1]
     assert last.step == 5_000 and last.value > 0
+
+
+def test_nlhe_export_round_trip_matches_blueprint(small_nlhe_blueprint, tmp_path):
+    import subprocess
+    import sys
+
+    from holdem.cli.export_strategy import read_export
+    from holdem.games.nlhe.abstract import history_string
+    from holdem.games.tree import NodeKind
+
+    bp = small_nlhe_blueprint
+    outs = {}
+    for suffix in ("json", "csv"):
+        out = tmp_path / f"x.{suffix}"
+        proc = subprocess.run([sys.executable, "-m", "holdem.cli.export_strategy",
+                               "--checkpoint", str(bp.checkpoint.path), "--out", str(out),
+                               "--street", "preflop", "--street", "flop"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        outs[suffix] = read_export(out)
+    assert len(outs["json"]) == len(outs["csv"]) > 0
+    for a, b in zip(outs["json"], outs["csv"]):
+        assert (a["history"], a["bucket"], a["actions"], a["strategy"]) == (
+            b["history"], b["bucket"], b["actions"], b["strategy"])
+    tree = bp.game.tree
+    node_of = {history_string(bp.game.rules, int(n)): int(n)
+               for n in np.flatnonzero(tree.kind == NodeKind.DECISION)}
+    assert {r["street"] for r in outs["csv"]} == {"preflop", "flop"}
+    for r in outs["csv"][:500]:
+        node = node_of[r["history"]]
+        key = int(tree.history[node]) * bp.game.bucket_stride + r["bucket"]
+        assert r["strategy"] == bp.strategy(key, len(r["actions"])).tolist()

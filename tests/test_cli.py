@@ -115,3 +115,25 @@ def test_eval_bad_checkpoint_is_clear(tmp_path):
     proc = run("export_strategy", "--checkpoint", tmp_path / "nope", "--out",
                tmp_path / "o.json", check=False)
     assert proc.returncode == 2 and "no such file" in proc.stderr
+
+
+def test_export_csv_and_filters_round_trip(tmp_path):
+    from holdem.cli.export_strategy import read_export
+
+    run("train_blueprint", "--game", "leduc", "--iters", 20000, "--logdir", tmp_path, "--quiet")
+    full = tmp_path / "all.json"
+    run("export_strategy", "--checkpoint", tmp_path, "--out", full)
+    as_csv = tmp_path / "all.csv"
+    run("export_strategy", "--checkpoint", tmp_path, "--out", as_csv)
+    a, b = read_export(full), read_export(as_csv)
+    assert len(a) == len(b) == 288
+    for x, y in zip(a, b):
+        assert (x["player"], x["history"], x["actions"]) == (y["player"], y["history"],
+                                                           y["actions"])
+        assert x["strategy"] == y["strategy"]                 # exactly the same numbers
+    part = tmp_path / "p1r2.csv"
+    run("export_strategy", "--checkpoint", tmp_path, "--out", part, "--player", 1,
+        "--street", "1")
+    rows = read_export(part)
+    assert rows and all(r["player"] == 1 and "/" in r["history"] for r in rows)
+    assert len(rows) == sum(1 for r in a if r["player"] == 1 and "/" in r["history"])

@@ -1,6 +1,7 @@
-"""Export a checkpoint's average strategy as JSON.
+"""Export a checkpoint's average strategy as JSON or CSV.
 
     python -m holdem.cli.export_strategy --checkpoint runs/leduc --out leduc.json
+    python -m holdem.cli.export_strategy --checkpoint runs/x --out flop.csv --street flop --player 1
 
 Output: ``{"game": ..., "iterations": ..., "infosets": [records]}`` with one record per reachable
 infoset (unvisited ones uniform with ``"visited": false``). Kuhn/Leduc records: ``player``,
@@ -10,13 +11,19 @@ action, rounds separated by ``/``), ``actions`` (legal letters in the order f, c
 infosets only; the full set is too large): ``player``, ``street``, ``history`` (raise-to amounts
 in big blinds after ``r``), ``bucket``, ``actions`` (``f``, ``c``, ``r2.5b``, ``r0.5p``, ``a``)
 and ``strategy``.
+
+CSV (chosen by a ``.csv`` suffix or ``--format csv``): a header row, then one row per record with
+the same fields; ``actions`` and ``strategy`` are space-separated, probabilities written with
+full precision so that :func:`read_export` gives back exactly the exported numbers.
 """
 
+import csv
+import io
 import json
-
-import numpy as np
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from holdem.cli._common import ArgumentParser, run_main
 from holdem.fileio import atomic_open
@@ -29,8 +36,62 @@ def build_parser():
                        description="Write a checkpoint's average strategy as JSON.")
     p.add_argument("--checkpoint", required=True, metavar="PATH",
                    help="checkpoint file, or a logdir (its checkpoint with the most iterations)")
-    p.add_argument("--out", required=True, metavar="FILE.json", help="output file")
+    p.add_argument("--out", required=True, metavar="FILE", help="output file (.json or .csv)")
+    p.add_argument("--format", choices=("json", "csv"),
+                   help="output format (default: from the --out suffix, else json)")
+    p.add_argument("--street", action="append",
+                   choices=("preflop", "flop", "turn", "river", "0", "1"),
+                   help="keep only these streets (NLHE names; Kuhn/Leduc rounds 0/1); repeatable")
+    p.add_argument("--player", action="append", type=int, choices=(0, 1, 2, 3, 4, 5),
+                   help="keep only these players' infosets; repeatable")
     return p
+
+
+CSV_FIELDS = ("player", "street", "private", "public", "history", "bucket", "actions",
+              "strategy", "visited")
+
+
+def _street_of(record):
+    if "street" in record:
+        return record["street"]
+    return "1" if "/" in record["history"] else "0"
+
+
+def filter_records(records, streets=None, players=None):
+    return [r for r in records
+            if (not streets or _street_of(r) in streets)
+            and (not players or r["player"] in players)]
+
+
+def to_csv(records):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for r in records:
+        writer.writerow([
+            r["player"], _street_of(r), r.get("private", ""),
+            "" if r.get("public") is None else r["public"], r["history"], r.get("bucket", ""),
+            " ".join(r["actions"]), " ".join(repr(float(x)) for x in r["strategy"]),
+            "true" if r["visited"] else "false"])
+    return out.getvalue()
+
+
+def read_export(path):
+    """Records of an exported JSON or CSV file (the inverse of the export)."""
+    path = Path(path)
+    text = path.read_text()
+    if path.suffix.lower() != ".csv":
+        return json.loads(text)["infosets"]
+    records = []
+    for row in csv.DictReader(io.StringIO(text)):
+        records.append({"player": int(row["player"]), "street": row["street"],
+                        "history": row["history"],
+                        "actions": row["actions"].split(),
+                        "strategy": [float(x) for x in row["strategy"].split()],
+                        "visited": row["visited"] == "true",
+                        **({"bucket": int(row["bucket"])} if row["bucket"] else {}),
+                        **({"private": row["private"]} if row["private"] else {})})
+    return records
 
 
 def strategy_records(loaded):
@@ -112,8 +173,14 @@ def main(argv=None):
         records = strategy_records(loaded)
     else:
         records = nlhe_records(game, store)
-    write_json_atomic(args.out, {"game": game.name, "iterations": checkpoint.iterations,
-                                 "infosets": records})
+    records = filter_records(records, args.street, args.player)
+    fmt = args.format or ("csv" if Path(args.out).suffix.lower() == ".csv" else "json")
+    if fmt == "csv":
+        with atomic_open(args.out, "w") as f:
+            f.write(to_csv(records))
+    else:
+        write_json_atomic(args.out, {"game": game.name, "iterations": checkpoint.iterations,
+                                     "infosets": records})
     print(f"wrote {len(records)} infosets to {Path(args.out).resolve()}", file=sys.stderr)
     return 0
 
