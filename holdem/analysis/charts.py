@@ -1,0 +1,438 @@
+"""Preflop range charts of a heads-up blueprint: the action mix of every hand class at one decision.
+
+    python -m holdem.analysis.charts --checkpoint runs/x                  # SB first to act
+    python -m holdem.analysis.charts --checkpoint runs/x --line "r2.5b" --html bb.html
+    python -m holdem.analysis.charts --checkpoint runs/x --compare runs/y  # y minus x
+
+Grid convention (as in most poker tools): rows and columns are the ranks A, K, ..., 2 from the
+top left; the diagonal holds the pairs, the upper right triangle (column rank below row rank) the
+suited hands ``AKs`` and the lower left triangle the offsuit hands ``AKo`` (named high card
+first). Cell (row i, column j) is ``AKs`` for i < j and ``AKo`` for j < i.
+
+Each cell holds exactly what :meth:`Blueprint.query` returns for a representative pair of cards of
+that class. Preflop buckets are the 169 classes (or groups of them), so every representative gives
+the same answer; :func:`range_chart` checks that with a second representative. Outputs: a
+self-contained HTML page (probabilities as JSON in ``data-probs``), a terminal grid (24-bit
+colour or plain text), a PNG (only if matplotlib is installed) and the difference of two charts.
+"""
+
+import html
+import json
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from holdem.cards import RANK_CHARS, make_card
+
+GRID_RANKS = RANK_CHARS[::-1]                   # "AKQJT98765432": row/column order
+COMBOS = {"pair": 6, "suited": 4, "offsuit": 12}
+FOLD_COLOR, CALL_COLOR, ALLIN_COLOR = "#5b7fbf", "#4caf50", "#6a1b9a"
+RAISE_COLORS = ("#f6b26b", "#e69138", "#e06666", "#cc0000", "#990000", "#660000")
+
+
+class ChartError(ValueError):
+    """A chart cannot be made (wrong game or line, missing matplotlib); the message says why."""
+
+
+# -- hand classes ---------------------------------------------------------------------------
+def class_name(row, col):
+    """Name of the hand class in grid cell (row, col): 'AA', 'AKs' (row < col), 'AKo'."""
+    if row == col:
+        return GRID_RANKS[row] * 2
+    hi, lo = min(row, col), max(row, col)
+    return GRID_RANKS[hi] + GRID_RANKS[lo] + ("s" if row < col else "o")
+
+
+def class_kind(name):
+    return "pair" if len(name) == 2 else ("suited" if name[2] == "s" else "offsuit")
+
+
+def combos(name):
+    """All hole-card pairs of a class (6 pairs, 4 suited, 12 offsuit), as (card, card)."""
+    hi, lo = RANK_CHARS.index(name[0]), RANK_CHARS.index(name[1])
+    kind = class_kind(name)
+    if kind == "pair":
+        return [(make_card(hi, a), make_card(hi, b)) for a in range(4) for b in range(a + 1, 4)]
+    if kind == "suited":
+        return [(make_card(hi, s), make_card(lo, s)) for s in range(4)]
+    return [(make_card(hi, a), make_card(lo, b)) for a in range(4) for b in range(4) if a != b]
+
+
+GRID = tuple(tuple(class_name(r, c) for c in range(13)) for r in range(13))
+
+
+# -- charts ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RangeChart:
+    """The action mix of all 169 classes at one preflop decision.
+
+    ``probs[row, col, a]`` (float64[13, 13, num_actions]) is the probability of ``actions[a]``
+    (abstract labels, tree order) for class ``GRID[row][col]``; ``names`` describe the actions.
+    """
+
+    source: str
+    line: tuple
+    player: int                 # 0 = small blind (button), 1 = big blind
+    actions: tuple
+    names: tuple
+    probs: np.ndarray
+
+    def mix(self, name):
+        """{label: probability} of one class, e.g. ``chart.mix("AKs")``."""
+        row, col = _cell_of(name)
+        return {a: float(p) for a, p in zip(self.actions, self.probs[row, col])}
+
+    def raise_frequency(self):
+        """float64[13, 13]: probability of any raise or all-in."""
+        mask = np.array([a[0] in "ra" for a in self.actions])
+        return self.probs[:, :, mask].sum(axis=2)
+
+    def overall(self):
+        """{label: frequency over all 1,326 hole-card pairs} (card removal ignored)."""
+        weights = np.array([[COMBOS[class_kind(n)] for n in row] for row in GRID], dtype=float)
+        totals = (self.probs * weights[:, :, None]).sum(axis=(0, 1)) / weights.sum()
+        return dict(zip(self.actions, totals.tolist()))
+
+
+def _cell_of(name):
+    for r, row in enumerate(GRID):
+        if name in row:
+            return r, row.index(name)
+    raise ChartError(f"unknown hand class {name!r} (e.g. 'AA', 'AKs', 'T9o')")
+
+
+def action_names(bp, node):
+    """Human-readable names of the actions at ``node``: fold, call/check, raise to X bb, all-in."""
+    tree, rules = bp.game.tree, bp.game.rules
+    me = int(tree.player[node])
+    facing = tree.contrib[node, 1 - me] > tree.contrib[node, me]
+    big_blind = rules.table.chips_per_bb * rules.table.big_blind
+    out = []
+    for child in range(int(tree.child_start[node]),
+                       int(tree.child_start[node]) + int(tree.num_actions[node])):
+        label = rules.labels[child]
+        out.append({"f": "fold", "c": "call" if facing else "check", "a": "all-in"}.get(
+            label) or f"{'raise' if facing else 'bet'} to {rules.raise_to[child] / big_blind:g} bb")
+    return tuple(out)
+
+
+def range_chart(bp, line=(), average=True, check_representatives=True):
+    """The chart of the player to act after the preflop ``line`` (abstract labels).
+
+    With ``check_representatives`` every class is queried with its first and last combination
+    and the two answers must be identical (they are whenever preflop buckets are hand classes).
+    Raises ChartError for a non-NLHE blueprint, a bad line or one that is not a preflop decision.
+    """
+    line = tuple(line)
+    if bp.game.name != "nlhe":
+        raise ChartError(f"range charts are for No-Limit Hold'em, not {bp.game.name!r}")
+    try:
+        node = bp.node_of(list(line))
+    except ValueError as exc:
+        raise ChartError(str(exc)) from None
+    tree = bp.game.tree
+    if tree.kind[node] != 0 or tree.street[node] != 0:
+        raise ChartError(f"line {' '.join(line) or '(root)'!r} is not a preflop decision")
+    c0, na = int(tree.child_start[node]), int(tree.num_actions[node])
+    actions = tuple(bp.game.rules.labels[c0:c0 + na])
+    probs = np.zeros((13, 13, na))
+    for r in range(13):
+        for c in range(13):
+            hands = combos(GRID[r][c])
+            mix = bp.query(list(line), hands[0], average=average)
+            if check_representatives and bp.query(list(line), hands[-1], average=average) != mix:
+                raise ChartError(f"{GRID[r][c]}: two representatives get different strategies "
+                                 "(preflop buckets are not hand classes)")
+            probs[r, c] = [mix[a] for a in actions]
+    meta = bp.metadata
+    return RangeChart(source=f"{meta['path']} ({meta['iterations']:,} iterations)", line=line,
+                      player=int(tree.player[node]), actions=actions,
+                      names=action_names(bp, node), probs=probs)
+
+
+def action_colors(actions):
+    """One colour per label: fold blue, call/check green, raises orange to red by size, all-in
+    purple."""
+    raises = [a for a in actions if a[0] == "r"]
+    return {a: {"f": FOLD_COLOR, "c": CALL_COLOR, "a": ALLIN_COLOR}.get(a) or
+            RAISE_COLORS[min(raises.index(a), len(RAISE_COLORS) - 1)] for a in actions}
+
+
+def _rgb(color):
+    return tuple(int(color[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def _blend(colors, weights):
+    """The weighted mean of '#rrggbb' colours -> (r, g, b)."""
+    rgb = np.array([_rgb(c) for c in colors], dtype=float)
+    w = np.asarray(weights, dtype=float)
+    return tuple(int(round(x)) for x in (w @ rgb) / max(w.sum(), 1e-12))
+
+
+def _diverging(delta):
+    """(r, g, b) for a difference in [-1, 1]: blue below zero, white at zero, red above."""
+    t = min(abs(float(delta)), 1.0)
+    far = (204, 0, 0) if delta > 0 else (33, 102, 172)
+    return tuple(int(round(255 + (f - 255) * t)) for f in far)
+
+
+def describe(chart):
+    seat = "small blind (button)" if chart.player == 0 else "big blind"
+    return f"{seat} after {' '.join(chart.line) or '(first to act)'}"
+
+
+# -- comparison -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Comparison:
+    """Two charts of the same line: ``delta`` = second minus first, per label (float64[13, 13,
+    num_labels], a label missing from one chart counts as 0) and ``raise_delta`` (float64[13,
+    13]) for the raise frequency."""
+
+    first: RangeChart
+    second: RangeChart
+    actions: tuple
+    delta: np.ndarray
+    raise_delta: np.ndarray
+
+
+def compare(first, second):
+    if first.line != second.line:
+        raise ChartError(f"cannot compare lines {first.line} and {second.line}")
+    actions = first.actions + tuple(a for a in second.actions if a not in first.actions)
+
+    def aligned(chart):
+        return np.stack([chart.probs[:, :, chart.actions.index(a)] if a in chart.actions
+                         else np.zeros((13, 13)) for a in actions], axis=2)
+    return Comparison(first, second, actions, aligned(second) - aligned(first),
+                      second.raise_frequency() - first.raise_frequency())
+
+
+# -- terminal -------------------------------------------------------------------------------
+def _ansi(text, rgb, color):
+    if not color:
+        return text
+    fg = "0;0;0" if 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] > 140 else "255;255;255"
+    return f"\x1b[48;2;{rgb[0]};{rgb[1]};{rgb[2]}m\x1b[38;2;{fg}m{text}\x1b[0m"
+
+
+def format_terminal(chart, color=True):
+    """The grid as text: each cell is the class, the letter of its most likely action (F fold,
+    C call/check, R raise, A all-in) and its raise + all-in frequency in percent; with ``color``
+    the background is the mix of the action colours (ANSI 24-bit)."""
+    colors = action_colors(chart.actions)
+    raises = chart.raise_frequency()
+    lines = [f"{describe(chart)} -- {chart.source}"]
+    for r in range(13):
+        cells = []
+        for c in range(13):
+            p = chart.probs[r, c]
+            top = chart.actions[int(np.argmax(p))][0].upper()
+            text = f"{GRID[r][c]:<3} {top}{round(100 * raises[r, c]):3d}"
+            cells.append(_ansi(text, _blend([colors[a] for a in chart.actions], p), color))
+        lines.append(" ".join(cells))
+    legend = "  ".join(_ansi(f" {a} = {n} ", _rgb(colors[a]), color)
+                       for a, n in zip(chart.actions, chart.names))
+    lines.append(f"cell: class, most likely action, raise+all-in %   {legend}")
+    lines.append("all hands: " + "  ".join(f"{n} {100 * p:.1f}%" for n, p in
+                                           zip(chart.names, chart.overall().values())))
+    return "\n".join(lines)
+
+
+def format_terminal_comparison(cmp, color=True):
+    """Each cell: the class and the change of its raise + all-in frequency in percentage points
+    (second minus first); red = raises more, blue = less."""
+    lines = [f"{describe(cmp.first)}: raise+all-in % of {cmp.second.source} minus "
+             f"{cmp.first.source}"]
+    for r in range(13):
+        lines.append(" ".join(_ansi(f"{GRID[r][c]:<3} {round(100 * cmp.raise_delta[r, c]):+4d}",
+                                    _diverging(cmp.raise_delta[r, c]), color)
+                              for c in range(13)))
+    diff = np.abs(cmp.delta).sum(axis=2) / 2
+    lines.append(f"mean |change| of the raise frequency {100 * np.abs(cmp.raise_delta).mean():.1f}"
+                 f" points; mean total-variation distance of the mixes {diff.mean():.3f}")
+    return "\n".join(lines)
+
+
+# -- HTML -----------------------------------------------------------------------------------
+_CSS = """body{font-family:sans-serif;margin:20px}table{border-collapse:collapse}
+td{width:54px;height:38px;padding:0;border:1px solid #fff;position:relative;font-size:12px}
+.bar{display:flex;height:100%;width:100%}.bar i{display:block;height:100%}
+td b{position:absolute;left:3px;top:2px;color:#000;text-shadow:0 0 3px #fff}
+td small{position:absolute;right:3px;bottom:2px;text-shadow:0 0 3px #fff}
+.key{display:inline-block;width:14px;height:14px;margin:0 4px 0 12px;vertical-align:middle}"""
+
+
+def _page(title, body):
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}"
+            f"</title><style>{_CSS}</style></head><body>\n<h2>{html.escape(title)}</h2>\n{body}"
+            "\n</body></html>\n")
+
+
+def _attr(name, value):
+    return f'{name}="{html.escape(value, quote=True)}"'
+
+
+def to_html(chart):
+    """A self-contained HTML page. Each cell has ``data-hand`` and ``data-probs`` (the queried
+    probabilities as JSON, exact) and a tooltip; the bar widths are the probabilities."""
+    colors = action_colors(chart.actions)
+    rows = []
+    for r in range(13):
+        cells = []
+        for c in range(13):
+            name, p = GRID[r][c], chart.probs[r, c]
+            probs = dict(zip(chart.actions, p.tolist()))
+            tip = name + "".join(f"\n{n}: {100 * q:.2f}%" for n, q in zip(chart.names, p))
+            bars = "".join(f'<i style="width:{100 * q:.4f}%;background:{colors[a]}"></i>'
+                           for a, q in zip(chart.actions, p))
+            cells.append(f"<td {_attr('data-hand', name)} "
+                         f"{_attr('data-probs', json.dumps(probs))} {_attr('title', tip)}>"
+                         f"<div class=\"bar\">{bars}</div><b>{name}</b></td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    legend = "".join(f'<span class="key" style="background:{colors[a]}"></span>'
+                     f"{html.escape(f'{a} = {n}')}" for a, n in zip(chart.actions, chart.names))
+    overall = ", ".join(f"{n} {100 * p:.1f}%"
+                        for n, p in zip(chart.names, chart.overall().values()))
+    body = (f"<p>{html.escape(chart.source)}</p><p>{legend}</p>\n<table>\n" + "\n".join(rows)
+            + f"\n</table>\n<p>All hands (combination-weighted): {html.escape(overall)}</p>"
+            "<p>Rows and columns A..2; pairs on the diagonal, suited above it, offsuit below."
+            " Hover a cell for its probabilities.</p>")
+    return _page(f"Range chart: {describe(chart)}", body)
+
+
+def comparison_to_html(cmp):
+    """Cells coloured by the change of the raise + all-in frequency (red up, blue down);
+    ``data-first`` / ``data-second`` hold both mixes as JSON, the tooltip every change."""
+    rows = []
+    for r in range(13):
+        cells = []
+        for c in range(13):
+            name, d = GRID[r][c], cmp.raise_delta[r, c]
+            a, b = cmp.first.mix(name), cmp.second.mix(name)
+            tip = name + "".join(f"\n{x}: {100 * a.get(x, 0):.1f}% -> {100 * b.get(x, 0):.1f}%"
+                                 for x in cmp.actions)
+            cells.append(f"<td {_attr('data-hand', name)} {_attr('data-first', json.dumps(a))} "
+                         f"{_attr('data-second', json.dumps(b))} {_attr('title', tip)} "
+                         f"style=\"background:rgb{_diverging(d)}\"><b>{name}</b>"
+                         f"<small>{round(100 * d):+d}</small></td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    body = (f"<p>second: {html.escape(cmp.second.source)}<br>first: "
+            f"{html.escape(cmp.first.source)}</p><p>Number: change of the raise + all-in "
+            "frequency in percentage points (second minus first); red = more raising.</p>"
+            "\n<table>\n" + "\n".join(rows) + "\n</table>")
+    return _page(f"Range chart comparison: {describe(cmp.first)}", body)
+
+
+# -- PNG ------------------------------------------------------------------------------------
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise ChartError("PNG output needs matplotlib, which is not installed (pip install "
+                         "matplotlib); --html writes a chart without it") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_png(chart_or_cmp, path):
+    """Draw a chart (stacked bars per cell) or a comparison (diverging colours) to ``path``."""
+    plt = _pyplot()
+    from matplotlib.patches import Patch, Rectangle
+
+    is_cmp = isinstance(chart_or_cmp, Comparison)
+    chart = chart_or_cmp.first if is_cmp else chart_or_cmp
+    colors = action_colors(chart.actions)
+    fig, ax = plt.subplots(figsize=(10, 10.8))
+    for r in range(13):
+        for c in range(13):
+            y = 12 - r
+            if is_cmp:
+                d = chart_or_cmp.raise_delta[r, c]
+                ax.add_patch(Rectangle((c, y), 1, 1, color=[x / 255 for x in _diverging(d)]))
+                ax.text(c + 0.95, y + 0.08, f"{round(100 * d):+d}", ha="right", fontsize=8)
+            else:
+                x = float(c)
+                for a, p in zip(chart.actions, chart.probs[r, c]):
+                    ax.add_patch(Rectangle((x, y), p, 1, color=colors[a], linewidth=0))
+                    x += p
+            ax.text(c + 0.05, y + 0.9, GRID[r][c], va="top", fontsize=8)
+    ax.set_xlim(0, 13)
+    ax.set_ylim(0, 13)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    line_color = "#999999" if is_cmp else "white"
+    for k in range(14):
+        ax.plot([k, k], [0, 13], color=line_color, lw=1)
+        ax.plot([0, 13], [k, k], color=line_color, lw=1)
+    if is_cmp:
+        ax.set_title(f"{describe(chart)}: raise % change\n{chart_or_cmp.second.source}\nminus "
+                     f"{chart.source}", fontsize=9)
+    else:
+        ax.set_title(f"{describe(chart)}\n{chart.source}", fontsize=9)
+        ax.legend(handles=[Patch(color=colors[a], label=f"{a} = {n}")
+                           for a, n in zip(chart.actions, chart.names)],
+                  loc="upper center", bbox_to_anchor=(0.5, 0), ncol=4, fontsize=8)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+
+
+# -- command line ---------------------------------------------------------------------------
+def build_parser():
+    from holdem.cli._common import ArgumentParser
+
+    p = ArgumentParser(prog="python -m holdem.analysis.charts",
+                       description="Preflop range chart of a heads-up blueprint: the action mix "
+                       "of all 169 hand classes at one decision (terminal grid by default).")
+    p.add_argument("--checkpoint", required=True, metavar="PATH",
+                   help="checkpoint file, or a logdir (its checkpoint with the most iterations)")
+    p.add_argument("--line", default="", metavar='"LABELS"',
+                   help='abstract preflop actions so far, space-separated: "" = small blind first '
+                   'to act (default), "r2.5b" = big blind facing the open, "r2.5b r1p" = ...')
+    p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
+    p.add_argument("--png", metavar="OUT.png", help="write a PNG (needs matplotlib)")
+    p.add_argument("--compare", metavar="PATH2",
+                   help="second checkpoint: chart the change from PATH to PATH2")
+    p.add_argument("--current", action="store_true",
+                   help="the current (regret-matching) strategy instead of the average")
+    p.add_argument("--no-color", action="store_true", help="plain-text terminal grid")
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from holdem.analysis.blueprint import Blueprint
+    from holdem.config import ConfigError
+
+    try:
+        chart = range_chart(Blueprint.load(args.checkpoint), args.line.split(),
+                            average=not args.current)
+        result = chart
+        if args.compare:
+            result = compare(chart, range_chart(Blueprint.load(args.compare), chart.line,
+                                                average=not args.current))
+        if args.png:
+            _pyplot()                                   # fail before writing anything
+    except ChartError as exc:
+        raise ConfigError(str(exc)) from None
+    if args.html:
+        page = comparison_to_html(result) if args.compare else to_html(result)
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(page)
+        print(f"wrote {args.html}")
+    if args.png:
+        save_png(result, args.png)
+        print(f"wrote {args.png}")
+    if not (args.html or args.png):
+        color = not args.no_color and "NO_COLOR" not in os.environ
+        print(format_terminal_comparison(result, color) if args.compare
+              else format_terminal(result, color))
+    return 0
+
+
+if __name__ == "__main__":
+    from holdem.cli._common import run_main
+
+    sys.exit(run_main(main))

@@ -1,0 +1,342 @@
+"""Play heads-up No-Limit Hold'em in the terminal against a blueprint.
+
+    python -m holdem.cli.play --checkpoint runs/x [--seed S] [--hands N] [--show-probs]
+                              [--stack 100] [--big-blind 100]
+
+The real game runs on the exact rules engine (:class:`holdem.games.nlhe.rules.HandState`, integer
+chips, 100 chips = 1 big blind by default). Before each bot decision the real action history is
+mapped onto the abstract betting tree with :meth:`Blueprint.translate_line` (off-tree sizes go to
+a neighbouring abstract size); the bot samples an abstract action from the blueprint and
+:func:`bot_action` turns it back into a legal real action. Where the real hand has left the tree
+(more raises than the tree allows, a street the abstract hand never reaches) the bot checks or
+calls. Seats alternate: in odd-numbered hands you are the small blind (= button, first to act
+preflop), in even-numbered ones the big blind. Stacks are reset every hand.
+
+Commands: ``f`` fold, ``c`` check or call, ``k`` check, ``b N`` / ``r N`` bet or raise to N chips
+(street total; ``r 7bb`` in big blinds), ``a`` all-in, ``?`` legal actions, ``p`` show or hide the
+bot's probabilities, ``q`` quit. Input is read with ``input()``, so a pipe can drive the game;
+end of input quits cleanly.
+"""
+
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from holdem.cli._common import ArgumentParser, non_negative_int, positive_float, run_main
+from holdem.games.nlhe.records import (
+    Action, ActionKind, DealRecord, IllegalActionError, TableConfig,
+)
+
+HELP = ("f fold | c check/call | k check | b N bet to N | r N raise to N (chips, or e.g. 7bb) | "
+        "a all-in | ? legal actions | p bot probabilities on/off | q quit")
+STREETS = ("preflop", "flop", "turn", "river")
+
+
+class Quit(Exception):
+    """The player typed q or the input ended."""
+
+
+# -- bot ------------------------------------------------------------------------------------
+def bot_action(label, legal, raise_to=0):
+    """The real action for an abstract label, legal under ``legal`` (a ``LegalActions``):
+    ``f`` folds (checks when there is nothing to call), ``c`` checks or calls, ``a`` goes all-in,
+    ``r...`` bets or raises to ``raise_to`` real chips clamped to [min_to, max_to]; a bet, raise
+    or all-in that the rules do not allow becomes a check or call."""
+    passive = Action.check() if ActionKind.CHECK in legal else Action.call()
+    if label == "f":
+        return Action.fold() if ActionKind.FOLD in legal else passive
+    if label == "c" or legal.min_to == 0:             # min_to is 0 when no bet/raise is legal
+        return passive
+    kind = ActionKind.BET if ActionKind.BET in legal else ActionKind.RAISE
+    to = legal.max_to if label == "a" else min(max(int(raise_to), legal.min_to), legal.max_to)
+    return Action(kind, to)
+
+
+def real_line(state):
+    """The hand's decisions as (kind, amount) pairs for :meth:`Blueprint.translate_line`."""
+    out = []
+    for rec in state.actions:
+        kind = rec.kind.name.lower()
+        if rec.is_all_in and rec.kind in (ActionKind.BET, ActionKind.RAISE):
+            kind = "allin"
+        out.append((kind, rec.amount))
+    return out
+
+
+@dataclass
+class Decision:
+    action: Action
+    labels: list = None         # the abstract line (None when off the tree)
+    probs: dict = None          # the blueprint's strategy there
+    label: str = "c"            # the sampled abstract action
+    note: str = ""
+
+
+class BlueprintBot:
+    """Plays the seat to act of a real heads-up ``HandState`` from a Blueprint; ``rng`` (a numpy
+    Generator) samples its actions."""
+
+    def __init__(self, bp, big_blind, rng):
+        self.bp, self.big_blind, self.rng = bp, big_blind, rng
+        table = bp.game.rules.table
+        self.scale = big_blind / (table.chips_per_bb * table.big_blind)  # real per tree chip
+
+    def decide(self, state):
+        bp, tree, rules = self.bp, self.bp.game.tree, self.bp.game.rules
+        me, legal = state.to_act, state.legal_actions()
+        try:
+            labels, _ = bp.translate_line(real_line(state), self.big_blind)
+            node = bp.node_of(labels)
+            if (tree.kind[node] != 0 or tree.player[node] != me
+                    or tree.street[node] != int(state.street)):
+                raise ValueError("the abstract hand does not reach this decision")
+        except ValueError as exc:
+            return Decision(bot_action("c", legal), note=f"off the abstract tree ({exc}): "
+                                                         "the bot checks or calls")
+        probs = bp.query(labels, state.hole_cards[me], state.board)
+        p = np.array(list(probs.values()))
+        index = int(self.rng.choice(len(p), p=p / p.sum()))
+        label = list(probs)[index]
+        raise_to = rules.raise_to[int(tree.child_start[node]) + index] * self.scale
+        return Decision(bot_action(label, legal, round(raise_to)), labels, probs, label)
+
+
+# -- the human ------------------------------------------------------------------------------
+def parse_command(text, big_blind):
+    """(word, amount) of a typed command; word is one of fold, check, call, checkcall, wager,
+    allin, help, probs, quit (amount only for wager). Raises ValueError with a hint."""
+    tokens = text.strip().lower().split()
+    if not tokens:
+        raise ValueError("empty input")
+    words = {"f": "fold", "fold": "fold", "k": "check", "check": "check", "c": "checkcall",
+             "call": "call", "a": "allin", "allin": "allin", "all-in": "allin", "?": "help",
+             "help": "help", "p": "probs", "q": "quit", "quit": "quit", "b": "wager",
+             "bet": "wager", "r": "wager", "raise": "wager"}
+    word = words.get(tokens[0])
+    if word is None:
+        raise ValueError(f"unknown command {tokens[0]!r}")
+    if word != "wager":
+        if len(tokens) > 1:
+            raise ValueError(f"{tokens[0]!r} takes no amount")
+        return word, None
+    if len(tokens) != 2:
+        raise ValueError(f"{tokens[0]!r} needs one amount: the street total in chips, e.g. "
+                         f"'{tokens[0]} {3 * big_blind}' or '{tokens[0]} 3bb'")
+    amount = tokens[1]
+    try:
+        chips = (float(amount[:-2]) * big_blind if amount.endswith("bb") else float(amount))
+    except ValueError:
+        raise ValueError(f"bad amount {amount!r}") from None
+    if chips != int(chips) or chips <= 0:
+        raise ValueError(f"amount {amount!r} is not a positive whole number of chips")
+    return word, int(chips)
+
+
+def human_action(word, amount, state):
+    if word == "checkcall":
+        word = "check" if state.can_check() else "call"
+    if word == "wager":
+        return Action(ActionKind.BET if state.bet_to == 0 else ActionKind.RAISE, amount)
+    return Action({"fold": ActionKind.FOLD, "check": ActionKind.CHECK, "call": ActionKind.CALL,
+                   "allin": ActionKind.ALL_IN}[word])
+
+
+def legal_text(state):
+    legal, p = state.legal_actions(), state.to_act
+    out = []
+    if ActionKind.FOLD in legal:
+        out.append("f (fold)")
+    if ActionKind.CHECK in legal:
+        out.append("k or c (check)")
+    if ActionKind.CALL in legal:
+        out.append(f"c (call {legal.call_to - state.street_commitments[p]})")
+    if legal.min_to:
+        word = "b (bet" if ActionKind.BET in legal else "r (raise"
+        out.append(f"{word} to {legal.min_to}..{legal.max_to})")
+    out.append(f"a (all-in: {state.street_commitments[p] + state.stacks[p]})")
+    return "legal: " + ", ".join(out)
+
+
+def describe(rec, who):
+    """'You call 50', 'Bot raises to 700 (all-in)', ..."""
+    verb = {ActionKind.FOLD: "fold", ActionKind.CHECK: "check", ActionKind.CALL: "call",
+            ActionKind.BET: "bet", ActionKind.RAISE: "raise"}[rec.kind]
+    amount = {ActionKind.CALL: f" {rec.chips}", ActionKind.BET: f" {rec.amount}",
+              ActionKind.RAISE: f" to {rec.amount}"}.get(rec.kind, "")
+    ending = "" if who == "You" else "s"
+    return f"{who} {verb}{ending}{amount}" + (" (all-in)" if rec.is_all_in else "")
+
+
+# -- the game -------------------------------------------------------------------------------
+class Game:
+    """A session of hands against the bot; ``read``/``write`` are ``input``/``print`` by default."""
+
+    def __init__(self, bp, *, seed, stack, big_blind, show_probs=False, read=input,
+                 write=print):
+        from holdem.cards import format_cards
+
+        table = bp.game.rules.table
+        self.bp, self.bb, self.show_probs = bp, big_blind, show_probs
+        self.read, self.write, self.cards = read, write, format_cards
+        self.config = TableConfig(
+            stacks=(stack, stack), small_blind=round(big_blind * table.small_blind /
+                                                     table.big_blind),
+            big_blind=big_blind, ante=round(big_blind * table.ante / table.big_blind))
+        deal_seed, bot_seed = np.random.SeedSequence(seed).spawn(2)
+        self.deal_rng = np.random.default_rng(deal_seed)
+        self.bot = BlueprintBot(bp, big_blind, np.random.default_rng(bot_seed))
+        self.total, self.hands = 0, 0
+
+    def bb_text(self, chips):
+        return f"{chips / self.bb:+g} bb"
+
+    def play(self, num_hands=0):
+        """Play ``num_hands`` hands (0 = until q or end of input); returns the hands played."""
+        from holdem.games.nlhe.rules import HandState
+
+        try:
+            while not num_hands or self.hands < num_hands:
+                self.play_hand(HandState(self.config, rng=self.deal_rng), human=self.hands % 2)
+        except Quit as stop:
+            self.write(str(stop))
+        rate = f" ({1000 * self.total / self.bb / self.hands:+.0f} mbb/hand)" if self.hands else ""
+        plural = "" if self.hands == 1 else "s"
+        self.write(f"Final: {self.bb_text(self.total)} over {self.hands} hand{plural}{rate}")
+        return self.hands
+
+    def play_hand(self, state, human):
+        bot, number = 1 - human, self.hands + 1
+        seats = ("small blind (button)", "big blind")
+        self.write(f"\n=== Hand {number}: you are the {seats[human]}, the bot the {seats[bot]} "
+                   f"(stacks {self.config.stacks[0]}, blinds {self.config.small_blind}/"
+                   f"{self.config.big_blind}) ===")
+        self.write(f"Your cards: {self.cards(state.hole_cards[human])}")
+        shown = 0
+        while not state.is_terminal:
+            shown = self.show_deals(state, shown)
+            if state.to_act == human:
+                self.human_turn(state, human, bot, number)
+            else:
+                decision = self.bot.decide(state)
+                if decision.note:
+                    self.write(f"  ({decision.note})")
+                elif self.show_probs:
+                    mix = "  ".join(f"{a} {100 * p:.1f}%" for a, p in decision.probs.items())
+                    self.write(f"  bot strategy at [{' '.join(decision.labels) or 'root'}]: "
+                               f"{mix} -> {decision.label}")
+                self.write(describe(state.apply(decision.action), "Bot"))
+        self.show_deals(state, shown)
+        self.finish(state, human, bot)
+
+    def show_deals(self, state, shown):
+        history = state.history
+        for rec in history[shown:]:
+            if isinstance(rec, DealRecord):
+                board = state.full_board[:rec.street.num_board_cards]
+                self.write(f"--- {STREETS[rec.street]}: {self.cards(board)}")
+        return len(history)
+
+    def human_turn(self, state, human, bot, number):
+        street_in = state.street_commitments
+        board = f" {self.cards(state.board)}" if state.board else ""
+        self.write(f"[{STREETS[state.street]}{board}] you {self.cards(state.hole_cards[human])}"
+                   f" | pot {state.pot_total} | you {state.stacks[human]} behind, "
+                   f"{street_in[human]} in | bot {state.stacks[bot]} behind, {street_in[bot]} in"
+                   f" | to call {state.bet_to - street_in[human]}")
+        while True:
+            try:
+                text = self.read(f"hand {number}, your action (? for help): ")
+            except EOFError:
+                raise Quit("\nEnd of input: stopping.") from None
+            try:
+                word, amount = parse_command(text, self.bb)
+            except ValueError as exc:
+                self.write(f"{exc}. {HELP}")
+                continue
+            if word == "help":
+                self.write(legal_text(state))
+                self.write(HELP)
+            elif word == "probs":
+                self.show_probs = not self.show_probs
+                self.write(f"bot probabilities {'on' if self.show_probs else 'off'}")
+            elif word == "quit":
+                raise Quit(f"Quit (hand {number} not counted).")
+            else:
+                try:
+                    rec = state.apply(human_action(word, amount, state))
+                except (IllegalActionError, TypeError) as exc:
+                    self.write(f"Illegal: {exc}. {legal_text(state)}")
+                    continue
+                self.write(describe(rec, "You"))
+                return
+
+    def finish(self, state, human, bot):
+        won = state.payoffs()[human]
+        if not any(state.folded):
+            self.write(f"Showdown: you {self.cards(state.hole_cards[human])}, bot "
+                       f"{self.cards(state.hole_cards[bot])}, board {self.cards(state.board)}")
+        verb = "win" if won > 0 else ("lose" if won < 0 else "split, net")
+        self.total += won
+        self.hands += 1
+        plural = "" if self.hands == 1 else "s"
+        self.write(f"Result: you {verb} {abs(won)} chips ({self.bb_text(won)}). Running total: "
+                   f"{self.bb_text(self.total)} after {self.hands} hand{plural}")
+
+
+# -- command line ---------------------------------------------------------------------------
+def build_parser():
+    p = ArgumentParser(prog="python -m holdem.cli.play",
+                       description="Play heads-up No-Limit Hold'em against a blueprint. "
+                       "Commands at the prompt: " + HELP)
+    p.add_argument("--checkpoint", required=True, metavar="PATH",
+                   help="heads-up NLHE checkpoint file, or a logdir")
+    p.add_argument("--seed", type=non_negative_int, help="seed for the cards and the bot "
+                   "(default: random, printed at the start)")
+    p.add_argument("--hands", type=non_negative_int, default=0,
+                   help="hands to play (default 0 = until q or end of input)")
+    p.add_argument("--show-probs", action="store_true",
+                   help="show the bot's probabilities before each of its actions")
+    p.add_argument("--stack", type=positive_float, default=100.0,
+                   help="starting stack of each player every hand, in big blinds (default 100)")
+    p.add_argument("--big-blind", type=non_negative_int, default=100,
+                   help="big blind in chips (default 100; amounts you type are chips)")
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from holdem.analysis.blueprint import Blueprint
+    from holdem.config import ConfigError
+
+    bp = Blueprint.load(args.checkpoint)
+    if bp.game.name != "nlhe" or bp.game.num_players != 2:
+        raise ConfigError(f"checkpoint {args.checkpoint}: play needs a heads-up No-Limit "
+                          f"Hold'em blueprint, not {bp.game.name!r}")
+    if args.big_blind < 2:
+        raise ConfigError("--big-blind must be at least 2 chips")
+    stack = round(args.stack * args.big_blind)
+    if stack <= args.big_blind:
+        raise ConfigError(f"--stack {args.stack:g} is not more than one big blind")
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 10**9)
+    echo = not sys.stdin.isatty()
+
+    def read(prompt):
+        text = input(prompt)
+        if echo:
+            print(text)         # so a piped game reads like a typed one
+        return text
+
+    tree_stack = bp.game.rules.table.stack
+    print(f"Blueprint {bp.metadata['path']} ({bp.metadata['iterations']:,} iterations), seed "
+          f"{seed}. Commands: {HELP}")
+    if abs(args.stack - tree_stack) > 1e-9:
+        print(f"note: the blueprint was trained with {tree_stack:g} bb stacks, this game uses "
+              f"{args.stack:g} bb")
+    Game(bp, seed=seed, stack=stack, big_blind=args.big_blind, show_probs=args.show_probs,
+         read=read).play(args.hands)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

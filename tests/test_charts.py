@@ -1,0 +1,200 @@
+"""Preflop range charts: the grid convention, exact probabilities in every output, the CLI."""
+
+import json
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import holdem
+from holdem import config as config_mod
+from holdem.abstraction.buckets import lookup_buckets
+from holdem.analysis import charts
+from holdem.analysis.charts import GRID, ChartError, combos, compare, range_chart
+from holdem.games import make_game
+from holdem.solver.solver import Solver
+from holdem.training import save_solver
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _train(directory, iterations, seed=0):
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    solver = Solver(make_game(cfg), cfg)
+    solver.run(iterations)
+    save_solver(solver, directory / "checkpoints" / f"ckpt-{iterations:012d}.ckpt")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("charts")
+    return _train(tmp / "a", 20_000), _train(tmp / "b", 40_000)
+
+
+@pytest.fixture(scope="module")
+def bp(runs):
+    return holdem.Blueprint.load(runs[0])
+
+
+class CellParser(HTMLParser):
+    """Collects the data-* attributes of every table cell."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.tags = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        if tag == "td":
+            self.cells.append(dict(attrs))
+
+
+def _cells(page):
+    parser = CellParser()
+    parser.feed(page)
+    return parser
+
+
+def test_grid_convention_pairs_diagonal_suited_above_offsuit_below():
+    assert GRID[0][:3] == ("AA", "AKs", "AQs") and GRID[1][0] == "AKo"
+    assert GRID[12][12] == "22" and GRID[11][12] == "32s" and GRID[12][11] == "32o"
+    names = [n for row in GRID for n in row]
+    assert len(set(names)) == 169
+    assert sum(charts.class_kind(n) == "pair" for n in names) == 13
+    assert all(charts.class_kind(GRID[r][c]) == "suited" for r in range(13)
+               for c in range(r + 1, 13))
+    all_combos = {frozenset(h) for n in names for h in combos(n)}
+    assert len(all_combos) == 1326                        # every hole-card pair exactly once
+
+
+def test_every_combination_of_a_class_gets_the_same_preflop_bucket(bp):
+    tables = bp.game.deal.tables
+    bucket_of = {}
+    for name in (n for row in GRID for n in row):
+        found = set()
+        for hole in combos(name):
+            board = [c for c in range(52) if c not in hole][:5]
+            found.add(int(lookup_buckets(tables, np.array([hole]), np.array(board))[0, 0]))
+        assert len(found) == 1, name
+        bucket_of[name] = found.pop()
+    assert len(set(bucket_of.values())) == 169            # the shipped file: lossless classes
+
+
+@pytest.mark.parametrize("line", [[], ["r2.5b"], ["c"]])
+def test_chart_cells_are_exactly_the_queried_probabilities(bp, line):
+    chart = range_chart(bp, line)
+    assert chart.player == len(line) % 2
+    for name in (n for row in GRID for n in row):
+        hands = combos(name)
+        assert chart.mix(name) == bp.query(line, hands[0])
+        assert chart.mix(name) == bp.query(line, hands[len(hands) // 2])   # any representative
+    np.testing.assert_allclose(chart.probs.sum(axis=2), 1.0)
+    assert sum(chart.overall().values()) == pytest.approx(1.0)
+
+
+def test_html_is_self_contained_and_holds_the_exact_probabilities(bp):
+    line = ["r2.5b"]
+    page = charts.to_html(range_chart(bp, line))
+    parsed = _cells(page)
+    assert len(parsed.cells) == 169
+    assert not parsed.tags & {"script", "link", "img"} and "http" not in page
+    for cell in parsed.cells:
+        probs = json.loads(cell["data-probs"])
+        hole = combos(cell["data-hand"])[-1]
+        assert probs == bp.query(line, hole)
+        assert cell["title"].startswith(cell["data-hand"] + "\nfold: ")
+    for label in ("fold", "call", "raise to 7.5 bb", "all-in"):
+        assert label in page
+
+
+def test_terminal_grid_colour_and_plain(bp):
+    chart = range_chart(bp, [])
+    plain = charts.format_terminal(chart, color=False).splitlines()
+    assert "\x1b" not in "\n".join(plain)
+    rows = plain[1:14]
+    raises = chart.raise_frequency()
+    for r, row in enumerate(rows):
+        cells = [row[9 * c:9 * c + 8] for c in range(13)]          # "AKs R 98" per cell
+        assert tuple(cell[:3].strip() for cell in cells) == GRID[r]
+        assert [int(cell[5:]) for cell in cells] == [round(100 * x) for x in raises[r]]
+        top = [chart.actions[int(np.argmax(p))][0].upper() for p in chart.probs[r]]
+        assert [cell[4] for cell in cells] == top
+    colored = charts.format_terminal(chart, color=True)
+    assert colored.count("\x1b[48;2;") >= 169
+
+
+def test_comparison_of_two_checkpoints(bp, runs):
+    first = range_chart(bp, ["r2.5b"])
+    second = range_chart(holdem.Blueprint.load(runs[1]), ["r2.5b"])
+    cmp = compare(first, second)
+    np.testing.assert_array_equal(cmp.raise_delta,
+                                  second.raise_frequency() - first.raise_frequency())
+    np.testing.assert_array_equal(cmp.delta, second.probs - first.probs)
+    assert not compare(first, first).delta.any()
+    for cell in _cells(charts.comparison_to_html(cmp)).cells:
+        assert json.loads(cell["data-first"]) == first.mix(cell["data-hand"])
+        assert json.loads(cell["data-second"]) == second.mix(cell["data-hand"])
+    text = charts.format_terminal_comparison(cmp, color=False)
+    assert len(text.splitlines()) == 15 and "\x1b" not in text
+    with pytest.raises(ChartError, match="cannot compare"):
+        compare(first, range_chart(bp, []))
+
+
+def test_bad_lines_are_rejected(bp):
+    with pytest.raises(ChartError, match="not a preflop decision"):
+        range_chart(bp, ["c", "c"])
+    with pytest.raises(ChartError, match="not an action here"):
+        range_chart(bp, ["r9b"])
+
+
+def test_png_without_matplotlib_says_so(bp, monkeypatch, tmp_path):
+    chart = range_chart(bp, [])
+    monkeypatch.setitem(sys.modules, "matplotlib", None)          # import fails
+    with pytest.raises(ChartError, match="needs matplotlib, which is not installed"):
+        charts.save_png(chart, tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_png_with_matplotlib(bp, tmp_path):
+    pytest.importorskip("matplotlib")
+    chart = range_chart(bp, [])
+    charts.save_png(chart, tmp_path / "a.png")
+    charts.save_png(compare(chart, chart), tmp_path / "b.png")
+    assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "b.png").stat().st_size > 0
+
+
+def test_cli_in_process(runs, tmp_path, capsys, monkeypatch):
+    from holdem.cli._common import run_main
+
+    a, b = (str(r) for r in runs)
+    assert run_main(charts.main, ["--checkpoint", a, "--no-color"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("small blind (button) after (first to act)") and len(out) == 16
+    html_path = tmp_path / "c.html"
+    assert run_main(charts.main, ["--checkpoint", a, "--line", "r2.5b", "--compare", b,
+                                  "--html", str(html_path)]) == 0
+    assert len(_cells(html_path.read_text()).cells) == 169
+    assert run_main(charts.main, ["--checkpoint", a, "--line", "c c"]) == 2
+    assert "not a preflop decision" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert run_main(charts.main, ["--checkpoint", a, "--png", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert "needs matplotlib" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_subprocess(runs):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "holdem.analysis.charts", *args],
+                              capture_output=True, text=True, timeout=120)
+    assert "--compare" in run("--help").stdout
+    proc = run("--checkpoint", str(runs[0]), "--line", "r2.5b")
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b[48;2;" in proc.stdout and "big blind after r2.5b" in proc.stdout
+    bad = run("--checkpoint", str(runs[0]), "--line", "r9b")
+    assert bad.returncode == 2 and "not an action here" in bad.stderr
+    assert "Traceback" not in bad.stderr
