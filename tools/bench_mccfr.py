@@ -27,6 +27,8 @@ import time
 
 import numpy as np
 
+from holdem.cli._common import iteration_count, positive_float
+
 _STARTUP = """
 import json, sys, time
 start = time.perf_counter()
@@ -47,21 +49,6 @@ print(json.dumps({"import": imported - start, "first_run": done - imported,
 """
 
 
-def count(text):
-    """An iteration count: ``100000``, ``1e6`` or ``1_000_000``."""
-    value = float(text.replace("_", ""))
-    if value < 1 or value != int(value):
-        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
-    return int(value)
-
-
-def positive(text):
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
-    return value
-
-
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -73,20 +60,20 @@ def parse_args(argv):
                         help="MCCFR variant (default: %(default)s)")
     parser.add_argument("--weighting", choices=("none", "linear", "dcfr"), default=None,
                         help="iteration weighting (default: the game's config)")
-    parser.add_argument("--iters", type=count, nargs="+", default=None,
+    parser.add_argument("--iters", type=iteration_count, nargs="+", default=None,
                         help="iteration counts at which to report exploitability "
                              "(default: 1e5 1e6 1e7; --quick: 1e5 1e6)")
-    parser.add_argument("--seconds", type=positive, nargs="+", default=None,
+    parser.add_argument("--seconds", type=positive_float, nargs="+", default=None,
                         help="wall-clock budgets at which to report exploitability "
                              "(default: 10 60; --quick: 5)")
     parser.add_argument("--seed", type=int, default=0, help="training seed (default: 0)")
-    parser.add_argument("--discount-interval", type=positive, default=None,
+    parser.add_argument("--discount-interval", type=positive_float, default=None,
                         help="iterations per linear weight step, or per DCFR sweep "
                              "(default: the config's discount_interval / dcfr_interval)")
-    parser.add_argument("--store-entries", type=count, default=None,
+    parser.add_argument("--store-entries", type=iteration_count, default=None,
                         help="(infoset, action) entries in the store before the merge "
                              "(default: 1e7; --quick: 1e6)")
-    parser.add_argument("--merge-entries", type=count, default=None,
+    parser.add_argument("--merge-entries", type=iteration_count, default=None,
                         help="(infoset, action) entries in the merged delta "
                              "(default: 1e6; --quick: 1e5)")
     parser.add_argument("--actions", type=int, default=3,

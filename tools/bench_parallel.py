@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from holdem.cli._common import iteration_count, positive_float
+
 import yaml
 
 from holdem import checkpoint as ckpt
@@ -42,21 +44,6 @@ MERGE_RE = re.compile(r"^merge: ([\d.]+) ms/batch \(([\d.]+)% of a core\); (\d+)
 PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
 STORE_FILE_RE = re.compile(r"/holdem-\d+-[0-9a-f]+-g\d+\.store")
 KIB = 1024
-
-
-def count(text):
-    """An iteration count: ``20000000``, ``2e7`` or ``20_000_000``."""
-    value = float(text.replace("_", ""))
-    if value < 1 or value != int(value):
-        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
-    return int(value)
-
-
-def positive(text):
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
-    return value
 
 
 # -- /proc ------------------------------------------------------------------------------------
@@ -234,9 +221,9 @@ def build_parser():
                    help="game (configs/GAME.yaml; default leduc)")
     p.add_argument("--config", metavar="FILE",
                    help="train this config instead (e.g. configs/hunl_default.yaml)")
-    p.add_argument("--iters", type=count, default=20_000_000,
+    p.add_argument("--iters", type=iteration_count, default=20_000_000,
                    help="iterations per run (default 20M)")
-    p.add_argument("--seconds", type=positive,
+    p.add_argument("--seconds", type=positive_float,
                    help="train each run for this many seconds instead of --iters")
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--start-method", default="spawn", choices=("spawn", "fork", "forkserver"))

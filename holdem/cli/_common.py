@@ -47,3 +47,14 @@ def non_negative_int(text):
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, got {text!r}")
     return value
+
+
+def iteration_count(text):
+    """A positive whole number written as ``100000``, ``1e6`` or ``1_000_000``."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value < 1 or value != int(value):
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return int(value)
