@@ -28,9 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from holdem.cli._common import iteration_count, positive_float
-
 import yaml
+
+from holdem.cli._common import iteration_count, positive_float
 
 from holdem import checkpoint as ckpt
 from holdem.metrics import format_bytes
