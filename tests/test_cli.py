@@ -137,3 +137,18 @@ def test_export_csv_and_filters_round_trip(tmp_path):
     rows = read_export(part)
     assert rows and all(r["player"] == 1 and "/" in r["history"] for r in rows)
     assert len(rows) == sum(1 for r in a if r["player"] == 1 and "/" in r["history"])
+
+
+def test_eval_matches_the_exploitability_the_training_log_showed(tmp_path):
+    """The last eval/exploitability in TensorBoard is what eval_blueprint reports."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run("train_blueprint", "--game", "leduc", "--iters", 200000, "--logdir", tmp_path,
+        "--quiet", "--tensorboard")
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    logged = events.Scalars("eval/exploitability")[-1]
+    assert logged.step == 200000
+    ev = run("eval_blueprint", "--checkpoint", tmp_path, "--exploitability")
+    reported = float(re.search(r"^exploitability: (\S+)$", ev.stdout, re.M)[1])
+    assert reported == pytest.approx(logged.value, rel=1e-6)      # TensorBoard stores float32
