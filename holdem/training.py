@@ -45,6 +45,15 @@ class RunResult:
     compile_seconds: float
     stop_reason: str = "done"
 
+    @classmethod
+    def finish(cls, iterations, ran, train_seconds, infosets, checkpoint, compile_seconds,
+               reason):
+        """The result of an invocation that ran ``ran`` iterations in ``train_seconds``."""
+        return cls(iterations=iterations, elapsed=train_seconds,
+                   iters_per_sec=ran / train_seconds if train_seconds > 0 else 0.0,
+                   infosets=infosets, checkpoint=Path(checkpoint).resolve(),
+                   compile_seconds=compile_seconds, stop_reason=reason)
+
     def done_line(self):
         return (f"done: iterations={self.iterations} elapsed={self.elapsed:.3f} "
                 f"it/s={self.iters_per_sec:.1f} infosets={self.infosets} "
@@ -240,15 +249,18 @@ class RunMonitor:
         return {f"eval/mbb_vs_{baseline}": result.mbb_per_hand,
                 f"eval/mbb_vs_{baseline}_ci95": result.ci95}
 
+    def scalars_due(self, force=False):
+        """Whether the next :meth:`tick` writes TensorBoard scalars."""
+        return self.tb is not None and (
+            force or time.monotonic() - self._last_log >= self.config.train.log_interval)
+
     def tick(self, iterations, train_seconds, store, extra=None, force=False):
         """Report if an interval passed. ``extra``: more scalars (e.g. merge_ms)."""
         self.progress.update(iterations, train_seconds, store.num_infosets, store.nbytes,
                              force=force)
-        if self.tb is None:
+        if not self.scalars_due(force):
             return
         now = time.monotonic()
-        if not force and now - self._last_log < self.config.train.log_interval:
-            return
         if self._last_iters is None:
             rate = iterations / train_seconds if train_seconds > 0 else 0.0
         else:
@@ -413,10 +425,8 @@ def _train_in_process(config, logdir, resume_from, progress):
         log(f"decision-node visits: {visits / train_seconds:,.0f}/s ({visits / max(ran, 1):.1f} "
             f"per iteration); store {format_bytes(solver.store.nbytes)} for "
             f"{solver.store.num_infosets:,} infosets")
-    return RunResult(iterations=solver.iterations, elapsed=train_seconds,
-                     iters_per_sec=ran / train_seconds if train_seconds > 0 else 0.0,
-                     infosets=solver.store.num_infosets, checkpoint=Path(path).resolve(),
-                     compile_seconds=compile_seconds, stop_reason=reason)
+    return RunResult.finish(solver.iterations, ran, train_seconds, solver.store.num_infosets,
+                            path, compile_seconds, reason)
 
 
 def _solver_header(solver):

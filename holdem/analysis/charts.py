@@ -386,8 +386,7 @@ def build_parser():
     p = ArgumentParser(prog="python -m holdem.analysis.charts",
                        description="Preflop range chart of a heads-up blueprint: the action mix "
                        "of all 169 hand classes at one decision (terminal grid by default).")
-    p.add_argument("--checkpoint", required=True, metavar="PATH",
-                   help="checkpoint file, or a logdir (its checkpoint with the most iterations)")
+    p.add_checkpoint()
     p.add_argument("--line", default="", metavar='"LABELS"',
                    help='abstract preflop actions so far, space-separated: "" = small blind first '
                    'to act (default), "r2.5b" = big blind facing the open, "r2.5b r1p" = ...')

@@ -14,6 +14,12 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
+    def add_checkpoint(self):
+        """The ``--checkpoint PATH`` every analysis command takes (a file or a logdir)."""
+        self.add_argument("--checkpoint", required=True, metavar="PATH",
+                          help="checkpoint file, or a logdir (its checkpoint with the most "
+                               "iterations)")
+
 
 def run_main(main, argv=None):
     """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2."""

@@ -14,8 +14,7 @@ from holdem.cli._common import ArgumentParser, run_main
 def build_parser():
     p = ArgumentParser(prog="python -m holdem.cli.eval_blueprint",
                        description="Evaluate a checkpoint's average strategy.")
-    p.add_argument("--checkpoint", required=True, metavar="PATH",
-                   help="checkpoint file, or a logdir (its checkpoint with the most iterations)")
+    p.add_checkpoint()
     p.add_argument("--exploitability", action="store_true",
                    help="exact exploitability (Kuhn, Leduc) in chips per game")
     p.add_argument("--value", action="store_true",

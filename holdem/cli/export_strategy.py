@@ -34,8 +34,7 @@ from holdem.games.tree import ACTION_LETTERS, NodeKind, history_letters
 def build_parser():
     p = ArgumentParser(prog="python -m holdem.cli.export_strategy",
                        description="Write a checkpoint's average strategy as JSON.")
-    p.add_argument("--checkpoint", required=True, metavar="PATH",
-                   help="checkpoint file, or a logdir (its checkpoint with the most iterations)")
+    p.add_checkpoint()
     p.add_argument("--out", required=True, metavar="FILE", help="output file (.json or .csv)")
     p.add_argument("--format", choices=("json", "csv"),
                    help="output format (default: from the --out suffix, else json)")

@@ -18,8 +18,7 @@ from holdem.cli._common import ArgumentParser, run_main
 def build_parser():
     p = ArgumentParser(prog="python -m holdem.cli.inspect_blueprint",
                        description="Summarize a checkpoint or show one decision's strategy.")
-    p.add_argument("--checkpoint", required=True, metavar="PATH",
-                   help="checkpoint file, or a logdir (its checkpoint with the most iterations)")
+    p.add_checkpoint()
     p.add_argument("--spot", metavar='"LINE | HOLE | BOARD"',
                    help="a decision (NLHE), e.g. \"r2.5b c | As Kd | 2c 7h 9d\"")
     p.add_argument("--current", action="store_true",

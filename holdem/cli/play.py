@@ -289,8 +289,7 @@ def build_parser():
     p = ArgumentParser(prog="python -m holdem.cli.play",
                        description="Play heads-up No-Limit Hold'em against a blueprint. "
                        "Commands at the prompt: " + HELP)
-    p.add_argument("--checkpoint", required=True, metavar="PATH",
-                   help="heads-up NLHE checkpoint file, or a logdir")
+    p.add_checkpoint()
     p.add_argument("--seed", type=non_negative_int, help="seed for the cards and the bot "
                    "(default: random, printed at the start)")
     p.add_argument("--hands", type=non_negative_int, default=0,

@@ -270,8 +270,7 @@ class ParallelRun:
             "train/visits_per_iter": (s["visits"] - last["visits"]) / iters
             if iters else float("nan"),
         }
-        tb_due = (self.monitor.tb is not None and
-                  (force or time.monotonic() - self.monitor._last_log >= self.tc.log_interval))
+        tb_due = self.monitor.scalars_due(force)
         self.monitor.tick(self.iterations, self._training_seconds(), self.store, extra,
                           force=force)
         if tb_due:
@@ -349,16 +348,16 @@ class ParallelRun:
         ran = self.stats["delta_iters"]
         main_cpu = time.process_time() - self._cpu_start
         if self.stats["merges"]:
-            log(f"merge: {1e3 * self.stats['merge_seconds'] / self.stats['merges']:.3f} ms/batch "
-                f"({self.stats['merge_seconds'] / max(train_seconds, 1e-9):.1%} of a core); "
-                f"{ran / self.stats['merges']:.0f} iterations/batch; delta {self.stats['delta_bytes'] / max(ran, 1):.1f} bytes/iteration; "
+            s = self.stats
+            log(f"merge: {1e3 * s['merge_seconds'] / s['merges']:.3f} ms/batch "
+                f"({s['merge_seconds'] / max(train_seconds, 1e-9):.1%} of a core); "
+                f"{ran / s['merges']:.0f} iterations/batch; "
+                f"delta {s['delta_bytes'] / max(ran, 1):.1f} bytes/iteration; "
                 f"store {format_bytes(self.store.nbytes)}; main process busy "
                 f"{main_cpu / max(train_seconds, 1e-9):.1%} of a core; worker restarts "
                 f"{self.stats['restarts']}")
-        return RunResult(iterations=self.iterations, elapsed=train_seconds,
-                         iters_per_sec=ran / train_seconds if train_seconds > 0 else 0.0,
-                         infosets=self.store.num_infosets, checkpoint=Path(path).resolve(),
-                         compile_seconds=compile_seconds, stop_reason=reason)
+        return RunResult.finish(self.iterations, ran, train_seconds, self.store.num_infosets,
+                                path, compile_seconds, reason)
 
     def _stop_reason(self, stop):
         tc = self.tc
