@@ -97,8 +97,7 @@ def store_from_checkpoint(checkpoint, game=None, allocator=None):
             raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: arrays: missing {name!r}")
     keys, num_actions = arrays["keys"], arrays["num_actions"]
     if game is not None:
-        expected = game.num_actions_of_keys(keys)
-        if keys.shape != num_actions.shape or np.any(expected != num_actions):
+        if not game.keys_match(keys, num_actions):
             raise ckpt.CheckpointError(
                 f"checkpoint {checkpoint.path}: keys: infosets do not belong to game "
                 f"{game.name!r}")

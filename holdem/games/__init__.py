@@ -1,8 +1,11 @@
-"""Games the solver can train: a betting tree plus a deal, both as flat arrays.
+"""Games the solver can train: a betting tree (or, multi-way, an implicit game) plus a deal.
 
 :func:`make_game` returns a :class:`Game`, the one object the solver, checkpoints, evaluation and
-export need to know about a game: Kuhn poker, Leduc hold'em, or heads-up No-Limit Hold'em with
-an action abstraction (the config's ``actions``) and a card abstraction (a bucket file).
+export need to know about a game: Kuhn poker, Leduc hold'em, heads-up No-Limit Hold'em with an
+action abstraction (the config's ``actions``) and a card abstraction (a bucket file) as an
+enumerated tree, or 3-6 player No-Limit Hold'em as an implicit game
+(:mod:`holdem.games.nlhe.multiway`): its betting tree is far too large to enumerate, so nodes
+are computed during traversal and infoset keys hash the betting history.
 """
 
 from dataclasses import dataclass
@@ -19,6 +22,10 @@ GAME_NAMES = ("kuhn", "leduc", "nlhe")
 SMALL_GAMES = ("kuhn", "leduc")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_BUCKETS = "assets/abstraction/default_hu.buckets"
+MULTIWAY_INITIAL_ROWS = 1 << 20
+MULTIWAY_HEADROOM_ROWS = 1 << 16
+"""Multi-way: rows kept free before each iteration (far above the new infosets one iteration
+creates; an insertion past the end is skipped, never written out of bounds)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,15 +35,25 @@ class Game:
     name: str
     num_players: int
     num_streets: int
-    tree: TreeArrays
+    tree: TreeArrays          # None for the multi-way game
     deal: DealArrays
-    bucket_stride: int        # infoset key = history * bucket_stride + bucket
+    bucket_stride: int        # infoset key = history * bucket_stride + bucket (tree games)
     max_depth: int
     max_actions: int
     deck_size: int
     rules: object = None      # LimitRules (small games) or NlheTree (labels, amounts)
     buckets_sha256: str = ""  # of the bucket file (No-Limit Hold'em)
     buckets_path: str = ""
+    multiway: object = None   # MultiwayArrays of the implicit 3-6 player game
+
+    @property
+    def is_multiway(self):
+        return self.multiway is not None
+
+    @property
+    def initial_rows(self):
+        """Rows a new store starts with."""
+        return MULTIWAY_INITIAL_ROWS if self.is_multiway else 4 * self.num_decision_nodes
 
     @cached_property
     def decision_nodes(self):
@@ -54,19 +71,40 @@ class Game:
 
     @property
     def max_new_rows(self):
-        """At most one new infoset per decision node in one iteration (buckets are fixed per deal)."""
+        """Rows one iteration may add: at most one per decision node (buckets are fixed per
+        deal); multi-way, a head-room the kernel checks per insertion."""
+        if self.is_multiway:
+            return MULTIWAY_HEADROOM_ROWS
         return self.num_decision_nodes
 
     @property
     def max_new_entries(self):
+        if self.is_multiway:
+            return MULTIWAY_HEADROOM_ROWS * self.max_actions
         return int(self.tree.num_actions[self.tree.kind == NodeKind.DECISION].sum())
 
     @property
     def is_small(self):
         return self.name in SMALL_GAMES
 
+    def keys_match(self, keys, num_actions):
+        """True when every (key, num_actions) pair can be an infoset of this game: exactly for
+        tree games; multi-way keys are hashes, so only the range is checked there (the store
+        also rejects a key it holds with another num_actions)."""
+        keys = np.asarray(keys, dtype=np.int64)
+        num_actions = np.asarray(num_actions)
+        if keys.shape != num_actions.shape:
+            return False
+        if self.is_multiway:
+            return bool(np.all(keys >= 0) and np.all(num_actions >= 2)
+                        and np.all(num_actions <= self.max_actions))
+        return bool(np.all(self.num_actions_of_keys(keys) == num_actions))
+
     def num_actions_of_keys(self, keys):
-        """num_actions for each infoset key (-1 where the key is not an infoset of this game)."""
+        """num_actions for each infoset key (-1 where the key is not an infoset of this game;
+        tree games only)."""
+        if self.is_multiway:
+            raise ValueError("multi-way infoset keys are hashes: num_actions is not derivable")
         keys = np.asarray(keys, dtype=np.int64)
         history = keys // self.bucket_stride
         per_history = self.history_num_actions
@@ -103,17 +141,16 @@ def _nlhe_game(config):
     from holdem.games.nlhe.abstract import HeadsUpTable, build_heads_up_tree
 
     g = config.game
-    if g.num_players != 2:
-        raise ConfigError(f"game.num_players={g.num_players}: only heads-up (2) No-Limit "
-                          "Hold'em is available in this version")
+    abstraction = ActionAbstraction.from_config(config.actions)
+    path = resolve_asset(g.buckets or DEFAULT_BUCKETS)
+    if g.num_players > 2:
+        return _multiway_game(config, abstraction, path)
     table = HeadsUpTable(stack=g.stack, small_blind=g.small_blind, big_blind=g.big_blind,
                          ante=g.ante)
-    abstraction = ActionAbstraction.from_config(config.actions)
     try:
         nlhe = build_heads_up_tree(table, abstraction)
     except ValueError as exc:
         raise ConfigError(f"game/actions: {exc}") from None
-    path = resolve_asset(g.buckets or DEFAULT_BUCKETS)
     buckets = load_buckets(path)
     tables = buckets.tables
     stride = int(max(tables.num_buckets))
@@ -122,6 +159,31 @@ def _nlhe_game(config):
                 deal=nlhe_deal(tables, 2), bucket_stride=stride, max_depth=tree_depth(tree),
                 max_actions=int(tree.num_actions.max()), deck_size=52, rules=nlhe,
                 buckets_sha256=buckets.sha256, buckets_path=str(path))
+
+
+def _multiway_game(config, abstraction, path):
+    from holdem.abstraction.buckets import load_buckets
+    from holdem.config import ConfigError
+    from holdem.games.deal import nlhe_deal
+    from holdem.games.nlhe import multiway
+
+    g = config.game
+    if config.solver.sampling != "external":
+        raise ConfigError(f"solver.sampling={config.solver.sampling!r}: the {g.num_players}-player "
+                          "game supports external sampling only")
+    table = multiway.MultiwayTable(num_players=g.num_players, stack=g.stack,
+                                   small_blind=g.small_blind, big_blind=g.big_blind, ante=g.ante)
+    try:
+        arrays = multiway.build_multiway(table, abstraction)
+    except ValueError as exc:
+        raise ConfigError(f"game/actions: {exc}") from None
+    buckets = load_buckets(path)
+    return Game(name="nlhe", num_players=g.num_players, num_streets=4, tree=None,
+                deal=nlhe_deal(buckets.tables, g.num_players),
+                bucket_stride=int(max(buckets.tables.num_buckets)),
+                max_depth=multiway.max_depth(arrays), max_actions=multiway.max_actions(arrays),
+                deck_size=52, rules=multiway.MultiwayRules(table, abstraction),
+                buckets_sha256=buckets.sha256, buckets_path=str(path), multiway=arrays)
 
 
 def make_game(config):

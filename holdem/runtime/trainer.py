@@ -88,7 +88,7 @@ class ParallelRun:
             self.next_batch_id = int(header.get("schedule", {}).get("next_batch", 0))
             log(f"resuming from {checkpoint.path} at iteration {self.iterations:,}")
         else:
-            self.store = RegretStore(row_capacity=4 * self.game.num_decision_nodes,
+            self.store = RegretStore(row_capacity=self.game.initial_rows,
                                      allocator=self.allocator)
         self.assigned = self.iterations  # iterations handed out (t0 of the next batch)
         self.monitor = RunMonitor(config, logdir, self.game, progress)
@@ -156,7 +156,7 @@ class ParallelRun:
     def _merge(self, payload):
         msg = protocol.decode_delta(payload)
         keys, num_actions = msg["keys"], msg["num_actions"]
-        if keys.size and np.any(self.game.num_actions_of_keys(keys) != num_actions):
+        if keys.size and not self.game.keys_match(keys, num_actions):
             raise protocol.ProtocolError("delta holds infosets that are not in the game")
         start = time.perf_counter()
         floor = self.config.solver.regret_floor

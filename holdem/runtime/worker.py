@@ -17,8 +17,7 @@ from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.runtime import protocol
 from holdem.runtime.shm import Segment
-from holdem.solver import kernels
-from holdem.solver.solver import make_params
+from holdem.solver.solver import make_params, make_workspace, run_kernel
 from holdem.store.store import RegretStore
 
 _PARENT_CHECK_SECONDS = 1.0
@@ -43,15 +42,13 @@ class BatchRunner:
     def __init__(self, game, config):
         self.game = game
         self.config = config
-        self.delta = RegretStore(row_capacity=4 * game.num_decision_nodes)
-        self.workspace = kernels.make_workspace(game.max_depth, game.max_actions,
-                                                game.num_players, game.num_streets,
-                                                game.deck_size)
+        self.delta = RegretStore(row_capacity=game.initial_rows)
+        self.workspace = make_workspace(game)
         self.utility = np.zeros(1024, dtype=np.float64)
 
     def warm_up(self):
         """Compile (or load) the kernels on throw-away stores."""
-        scratch = RegretStore(row_capacity=4 * self.game.num_decision_nodes)
+        scratch = RegretStore(row_capacity=self.game.initial_rows)
         read = scratch.arrays._replace(**{
             name: _readonly(getattr(scratch.arrays, name)) for name in scratch.arrays._fields})
         self.run(read, 0, 1, 0.0)
@@ -69,12 +66,8 @@ class BatchRunner:
         done = 0
         while done < n:
             self.delta.reserve(game.max_new_rows, game.max_new_entries)
-            done += int(kernels.run_iterations(
-                game.tree, game.deal, np.int64(game.bucket_stride),
-                np.int64(game.num_streets - 1), read_arrays, self.delta.arrays, params,
-                self.workspace, state, np.int64(t0 + done), np.int64(n - done),
-                np.int64(game.max_new_rows), np.int64(game.max_new_entries),
-                self.utility[done:]))
+            done += run_kernel(game, read_arrays, self.delta.arrays, params, self.workspace,
+                               state, t0 + done, n - done, self.utility[done:])
         return float(self.utility[:n].sum()), int(self.workspace.visits[0])
 
 

@@ -307,6 +307,20 @@ def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
     return value
 
 
+@njit_inline
+def begin_iteration(deal, write, params, ws, state, t):
+    """Start global iteration ``t``: the DCFR sweep due before it (in-process), its weight, the
+    deal (into ``ws``) and whether it prunes. Returns (weight, prune)."""
+    if (params.dcfr_interval > 0 and not params.is_delta and t > 0
+            and t % params.dcfr_interval == 0 and t <= params.dcfr_stop):
+        discount_step(write, t // params.dcfr_interval, params.dcfr_alpha,
+                      params.dcfr_beta, params.dcfr_gamma)
+    w = iteration_weight(params, t)
+    deal_kernels.deal(deal, state, ws.deck, ws.buckets, ws.strength)
+    prune = t >= params.prune_start and rng.uniform(state) < params.prune_prob
+    return w, prune
+
+
 @njit
 def run_iterations(tree, deal, stride, last_street, read, write, params, ws, state, t0, n,
                    max_new_rows, max_new_entries, utility_out):
@@ -320,14 +334,7 @@ def run_iterations(tree, deal, stride, last_street, read, write, params, ws, sta
     for i in range(n):
         if not store_kernels.has_headroom(write, max_new_rows, max_new_entries):
             return i
-        t = t0 + i
-        if (params.dcfr_interval > 0 and not params.is_delta and t > 0
-                and t % params.dcfr_interval == 0 and t <= params.dcfr_stop):
-            discount_step(write, t // params.dcfr_interval, params.dcfr_alpha,
-                          params.dcfr_beta, params.dcfr_gamma)
-        w = iteration_weight(params, t)
-        deal_kernels.deal(deal, state, ws.deck, ws.buckets, ws.strength)
-        prune = t >= params.prune_start and rng.uniform(state) < params.prune_prob
+        w, prune = begin_iteration(deal, write, params, ws, state, t0 + i)
         for traverser in range(num_players):
             if params.sampling == SAMPLING_EXTERNAL:
                 v = external_traverse(tree, stride, last_street, read, write, params, ws,

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from holdem.solver import kernels, rng
+from holdem.solver import kernels, multiway_kernels, rng
 from holdem.store.store import RegretStore
 
 NEVER = np.iinfo(np.int64).max
@@ -122,6 +122,28 @@ class DcfrSchedule:
                                   cfg.dcfr_beta, cfg.dcfr_gamma)
 
 
+def make_workspace(game):
+    """Scratch arrays of the traversal kernel that runs ``game``."""
+    if game.is_multiway:
+        return multiway_kernels.make_workspace(game.max_depth, game.max_actions,
+                                               game.num_players, game.deck_size)
+    return kernels.make_workspace(game.max_depth, game.max_actions, game.num_players,
+                                  game.num_streets, game.deck_size)
+
+
+def run_kernel(game, read, write, params, workspace, state, t0, n, utility_out):
+    """Run up to ``n`` iterations of ``game`` from global iteration ``t0`` with the kernel that
+    fits it (tree or multi-way); returns how many ran (fewer when ``write`` needs to grow)."""
+    rows, entries = np.int64(game.max_new_rows), np.int64(game.max_new_entries)
+    if game.is_multiway:
+        return int(multiway_kernels.run_iterations(
+            game.multiway, game.deal, read, write, params, workspace, state, np.int64(t0),
+            np.int64(n), rows, entries, utility_out))
+    return int(kernels.run_iterations(
+        game.tree, game.deal, np.int64(game.bucket_stride), np.int64(game.num_streets - 1), read,
+        write, params, workspace, state, np.int64(t0), np.int64(n), rows, entries, utility_out))
+
+
 class Solver:
     """Single-process MCCFR over one game and one store."""
 
@@ -130,7 +152,7 @@ class Solver:
         self.game = game
         self.config = config
         self.store = store if store is not None else RegretStore(
-            row_capacity=4 * game.num_decision_nodes)
+            row_capacity=game.initial_rows)
         self.rng_state = (rng.make_states(config.train.seed, 1)[0] if rng_state is None
                           else np.array(rng_state, dtype=np.uint64))
         self.iterations = int(iterations)
@@ -138,9 +160,7 @@ class Solver:
         self.dcfr = DcfrSchedule(config.solver, kernel_handles_iterations=True)
         self.dcfr.steps = int(dcfr_steps)
         self.utility = RingBuffer(utility_window)
-        self.workspace = kernels.make_workspace(game.max_depth, game.max_actions,
-                                                game.num_players, game.num_streets,
-                                                game.deck_size)
+        self.workspace = make_workspace(game)
         self._utility_out = np.zeros(1, dtype=np.float64)
         self.last_utility_sum = 0.0      # player 0's sampled values summed over the last run()
 
@@ -161,12 +181,8 @@ class Solver:
                 self.dcfr.apply(store, owed)
             todo = n - done
             store.reserve(game.max_new_rows, game.max_new_entries)
-            ran = kernels.run_iterations(
-                game.tree, game.deal, np.int64(game.bucket_stride),
-                np.int64(game.num_streets - 1), store.arrays, store.arrays, self.params(),
-                self.workspace, self.rng_state, np.int64(self.iterations), np.int64(todo),
-                np.int64(game.max_new_rows), np.int64(game.max_new_entries),
-                self._utility_out[done:])
+            ran = run_kernel(game, store.arrays, store.arrays, self.params(), self.workspace,
+                             self.rng_state, self.iterations, todo, self._utility_out[done:])
             self.utility.extend(self._utility_out[done:done + ran])
             self.iterations += int(ran)
             done += int(ran)

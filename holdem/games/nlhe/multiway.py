@@ -1,0 +1,194 @@
+"""The multi-way (2-6 player) abstract No-Limit Hold'em game, built implicitly.
+
+:func:`build_multiway` turns the stakes and an :class:`ActionAbstraction` into the plain arrays
+of :mod:`holdem.games.nlhe.multiway_kernels` (bet menus per street and raise depth, blinds,
+odd-chip order, the root state). Nothing else is allocated up front: nodes are computed during
+traversal and the regret store holds only the infosets that were visited.
+
+:class:`MultiwayNode` walks the same game from Python for tests and analysis (labels come from
+:func:`holdem.abstraction.actions.raise_options`, the amounts from the kernels).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from holdem.abstraction.actions import raise_options
+from holdem.games.nlhe import multiway_kernels as mk
+from holdem.games.nlhe.abstract import HeadsUpTable
+
+
+@dataclass(frozen=True)
+class MultiwayTable(HeadsUpTable):
+    """Stakes of the abstract multi-way game, in big blinds (every seat has ``stack``)."""
+
+    num_players: int = 6
+
+
+@dataclass(frozen=True)
+class MultiwayRules:
+    """What a multi-way :class:`holdem.games.Game` carries besides its kernel arrays."""
+
+    table: MultiwayTable
+    abstraction: object       # ActionAbstraction
+
+
+def _menus(abstraction):
+    """menu_kind / menu_value [4, D, K] from the abstraction (D = deepest raise depth)."""
+    depths = max(1, max(abstraction.max_raises))
+    entries = []
+    for street in range(4):
+        for depth in range(depths):
+            sizes = [(mk.SIZE_POT, f) for f in abstraction.pot_fractions(street, depth)]
+            if street == 0 and depth == 0:
+                sizes = [(mk.SIZE_BIG_BLINDS, x) for x in abstraction.preflop_open] + sizes
+            entries.append((street, depth, sizes))
+    width = max(1, max(len(s) for _, _, s in entries))
+    kind = np.zeros((4, depths, width), dtype=np.int64)
+    value = np.zeros((4, depths, width), dtype=np.float64)
+    for street, depth, sizes in entries:
+        for k, (kd, v) in enumerate(sizes):
+            kind[street, depth, k] = kd
+            value[street, depth, k] = v
+    return kind, value
+
+
+def build_multiway(table, abstraction):
+    """The kernels' :data:`MultiwayArrays` for ``table`` and ``abstraction``."""
+    n = int(table.num_players)
+    if not 2 <= n <= mk.MAX_PLAYERS:
+        raise ValueError(f"num_players={n}: need 2 to {mk.MAX_PLAYERS}")
+    stack, sb, bb, ante = (table.chips(x) for x in (table.stack, table.small_blind,
+                                                     table.big_blind, table.ante))
+    if not 0 < sb <= bb < stack - ante:
+        raise ValueError("need 0 < small blind <= big blind < stack - ante")
+    kind, value = _menus(abstraction)
+    button = 0 if n == 2 else n - 1
+    g = mk.MultiwayArrays(
+        num_players=np.int64(n), stack=np.int64(stack), small_blind=np.int64(sb),
+        big_blind=np.int64(bb), ante=np.int64(ante), menu_kind=kind, menu_value=value,
+        all_in=np.int64(1 if abstraction.all_in else 0),
+        max_raises=np.array([abstraction.max_raises[min(s, len(abstraction.max_raises) - 1)]
+                             for s in range(4)], dtype=np.int64),
+        odd_order=np.array([(button + 1 + i) % n for i in range(n)], dtype=np.int64),
+        root=np.zeros(mk.WIDTH, dtype=np.int64))
+    mk.init_root(g, g.root)
+    return g
+
+
+def max_actions(g):
+    """Most abstract actions at one node: fold, call, every menu size and all-in."""
+    return 3 + int(g.menu_kind.shape[2])
+
+
+def max_depth(g):
+    """Most decisions in one hand: per street at most ``max_raises`` raises, and between two
+    raises every seat acts at most once."""
+    n = int(g.num_players)
+    return int(sum(r + (r + 1) * n for r in g.max_raises)) + 1
+
+
+def walk_decisions(g, abstraction, max_street=0, max_nodes=5_000_000):
+    """Every decision node up to ``max_street`` (depth first, actions in order), each with its
+    history string (as :func:`holdem.games.nlhe.abstract.history_string`: ``f``, ``c``,
+    ``r<raise-to in big blinds>``, streets separated by ``/``). Raises ValueError past
+    ``max_nodes`` (the multi-way tree beyond preflop is far too large to walk)."""
+    stack = [(MultiwayNode(g, abstraction), "")]
+    bb = float(g.big_blind)
+    out = []
+    while stack:
+        node, text = stack.pop()
+        if node.is_terminal or node.street > max_street:
+            continue
+        out.append((node, text))
+        if len(out) > max_nodes:
+            raise ValueError(f"more than {max_nodes:,} decision nodes up to street {max_street}")
+        children = []
+        for a, (kind, to) in enumerate(node.actions()):
+            child = node.child(a)
+            step = ("f" if kind == mk.ACT_FOLD else "c" if kind == mk.ACT_CALL
+                    else f"r{to / bb:g}")
+            if not child.is_terminal and child.street != node.street:
+                step += "/"
+            children.append((child, text + step))
+        stack.extend(reversed(children))
+    return out
+
+
+class MultiwayNode:
+    """A node of the multi-way game, walked from Python (tests, analysis)."""
+
+    def __init__(self, g, abstraction, row=None):
+        self.g = g
+        self.abstraction = abstraction
+        self.row = (g.root if row is None else row).copy()
+
+    @property
+    def kind(self):
+        return int(self.row[mk.F_KIND])
+
+    @property
+    def is_terminal(self):
+        return self.kind != mk.KIND_DECISION
+
+    @property
+    def player(self):
+        return int(self.row[mk.F_PLAYER])
+
+    @property
+    def street(self):
+        return int(self.row[mk.F_STREET])
+
+    @property
+    def history(self):
+        return int(self.row[mk.F_HASH])
+
+    @property
+    def contributions(self):
+        n = int(self.g.num_players)
+        return self.row[mk.F_CONTRIB:mk.F_CONTRIB + n].copy()
+
+    @property
+    def folded(self):
+        return [bool((int(self.row[mk.F_FOLDED]) >> q) & 1) for q in range(int(self.g.num_players))]
+
+    def actions(self):
+        """[(kind, to)] of the abstract actions (kernel order)."""
+        size = max_actions(self.g)
+        akind = np.zeros(size, np.int64)
+        ato = np.zeros(size, np.int64)
+        na = mk.legal_actions_py(self.g, self.row, akind, ato)
+        return [(int(akind[i]), int(ato[i])) for i in range(na)]
+
+    def labels(self):
+        """Labels of the actions: ``f``, ``c``, then the raise labels (``r2.5b``, ``r0.5p``,
+        ``a``) as :func:`raise_options` names them."""
+        out = []
+        raises = {}
+        g, row, p = self.g, self.row, self.player
+        if any(k == mk.ACT_RAISE for k, _ in self.actions()):
+            bet, commit = int(row[mk.F_BET]), int(row[mk.F_COMMIT + p])
+            inc = max(int(row[mk.F_INC]), int(g.big_blind))
+            options = raise_options(
+                self.abstraction, self.street, int(row[mk.F_RAISES]),
+                pot=int(self.contributions.sum()), current_bet=bet, my_commit=commit,
+                min_raise_to=bet + inc, max_to=int(mk.all_in_to(g, row, p)),
+                big_blind=int(g.big_blind))
+            raises = {o.to: o.label for o in options}
+        for kind, to in self.actions():
+            out.append("f" if kind == mk.ACT_FOLD else "c" if kind == mk.ACT_CALL else raises[to])
+        return out
+
+    def child(self, index):
+        kind, to = self.actions()[index]
+        row = self.row.copy()
+        mk.apply_action(self.g, self.row, row, kind, to, index)
+        return MultiwayNode(self.g, self.abstraction, row)
+
+    def infoset_key(self, bucket):
+        return int(mk.infoset_key_py(self.row[mk.F_HASH], bucket))
+
+    def payoffs(self, strengths):
+        out = np.zeros(mk.MAX_PLAYERS, np.float64)
+        mk.payoffs_py(self.g, self.row, np.asarray(strengths, dtype=np.int64), out)
+        return out[:int(self.g.num_players)]

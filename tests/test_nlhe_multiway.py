@@ -1,0 +1,315 @@
+"""The implicit multi-way abstract game against the rules engine and the heads-up tree, and
+training it through the solver, the parallel runtime and checkpoints."""
+
+import numpy as np
+import pytest
+
+from holdem import config as config_mod
+from holdem.abstraction.actions import ActionAbstraction
+from holdem.config import ConfigError
+from holdem.evaluator import rank7
+from holdem.games import make_game
+from holdem.games.nlhe import multiway_kernels as mk
+from holdem.games.nlhe.abstract import HeadsUpTable, build_heads_up_tree
+from holdem.games.nlhe.multiway import MultiwayNode, MultiwayTable, build_multiway
+from holdem.games.nlhe.records import Action, ActionKind, TableConfig
+from holdem.games.nlhe.rules import HandState
+from holdem.games.tree import NodeKind
+from holdem.solver.kernels import terminal_utility
+
+WIDE = ActionAbstraction(preflop_open=(2.0, 3.0), preflop=((0.5, 1.0), (1.0,)),
+                         flop=((0.33, 1.0), (1.0,)), turn=((0.5, 1.5),), river=((1.0,),),
+                         all_in=True, max_raises=(4, 3, 2, 2))
+
+
+def _pick(actions, rng):
+    """A random action, folding rarely so that lines reach later streets and all-ins."""
+    weights = np.array([0.15 if k == mk.ACT_FOLD else 1.0 for k, _ in actions])
+    return int(rng.choice(len(actions), p=weights / weights.sum()))
+
+
+def _rules_action(state, kind, to):
+    if kind == mk.ACT_FOLD:
+        return Action.fold()
+    if kind == mk.ACT_CALL:
+        return Action.check() if state.can_check() else Action.call()
+    p = state.to_act
+    if to == state.street_commitments[p] + state.stacks[p]:
+        return Action.all_in()
+    return Action.bet(to) if state.bet_to == 0 else Action.raise_to(to)
+
+
+@pytest.mark.parametrize("num_players", [3, 4, 5, 6])
+@pytest.mark.parametrize("stack,ante", [(100.0, 0.0), (12.0, 0.25), (2.5, 0.0)])
+def test_random_lines_agree_with_rules_engine(num_players, stack, ante):
+    """Same deal, same line: every abstract action is legal in the rules engine, the same seat
+    acts, raises are offered exactly when the rules allow one (and the cap is not reached),
+    contributions match after every action, and payoffs match chip for chip and sum to zero."""
+    g = build_multiway(MultiwayTable(num_players=num_players, stack=stack, ante=ante), WIDE)
+    rng = np.random.default_rng(num_players * 1000 + int(stack))
+    n = num_players
+    all_ins = postflop = 0
+    for _ in range(150):
+        cards = rng.permutation(52)[:2 * n + 5]
+        hole = [tuple(int(c) for c in cards[2 * p:2 * p + 2]) for p in range(n)]
+        board = tuple(int(c) for c in cards[2 * n:])
+        state = HandState(TableConfig(stacks=(int(g.stack),) * n, small_blind=int(g.small_blind),
+                                      big_blind=int(g.big_blind), ante=int(g.ante)),
+                          hole_cards=hole, board=board)
+        node = MultiwayNode(g, WIDE)
+        while not node.is_terminal:
+            assert state.to_act == node.player
+            assert int(state.street) == node.street
+            postflop += node.street > 0
+            actions = node.actions()
+            offers_raise = any(k == mk.ACT_RAISE for k, _ in actions)
+            rules_raise = {ActionKind.BET, ActionKind.RAISE} & set(state.legal_actions().kinds)
+            capped = node.row[mk.F_RAISES] >= g.max_raises[node.street]
+            assert offers_raise == (bool(rules_raise) and not capped)
+            assert len(node.labels()) == len(actions)
+            a = _pick(actions, rng)
+            state.apply(_rules_action(state, *actions[a]))
+            node = node.child(a)
+            np.testing.assert_array_equal(node.contributions, state.total_commitments)
+        assert state.is_terminal
+        strengths = [rank7(hole[p] + board) for p in range(n)]
+        payoffs = node.payoffs(strengths)
+        assert payoffs.sum() == 0.0
+        np.testing.assert_array_equal(payoffs, state.payoffs())
+        all_ins += any(state.all_in)
+    assert all_ins > 0
+    assert postflop > 0
+
+
+def test_payoffs_with_side_pots_match_the_pot_rules(rng):
+    """Unequal commitments (as with unequal stacks): the kernel's side pots and odd chips give
+    what :mod:`holdem.games.nlhe.pots` gives, for random commitments, folds and ties."""
+    from holdem.games.nlhe.pots import side_pots, split_pot
+
+    for n in range(2, 7):
+        g = build_multiway(MultiwayTable(num_players=n), WIDE)
+        order = [int(q) for q in g.odd_order]
+        for _ in range(300):
+            contrib = rng.integers(1, 40, n) * rng.choice([1, 7], n)
+            folded = rng.random(n) < 0.3
+            if folded.all():
+                folded[rng.integers(n)] = False
+            live = np.flatnonzero(~folded)
+            # folded seats never committed more than the largest live commitment
+            contrib[folded] = np.minimum(contrib[folded], contrib[live].max())
+            strength = rng.integers(0, 4, n)
+            row = g.root.copy()
+            row[mk.F_CONTRIB:mk.F_CONTRIB + n] = contrib
+            row[mk.F_FOLDED] = int(sum(1 << int(q) for q in np.flatnonzero(folded)))
+            row[mk.F_KIND] = mk.KIND_SHOWDOWN
+            expected = -contrib.astype(np.int64)
+            for pot in side_pots([int(c) for c in contrib], [bool(f) for f in folded]):
+                best = max(strength[q] for q in pot.eligible)
+                winners = [q for q in pot.eligible if strength[q] == best]
+                for q, chips in split_pot(pot.amount, winners, order).items():
+                    expected[q] += chips
+            node = MultiwayNode(g, WIDE, row)
+            np.testing.assert_array_equal(node.payoffs(strength), expected)
+
+
+def test_two_players_is_the_heads_up_tree():
+    """With two seats the implicit game is node for node the enumerated heads-up tree."""
+    hu = build_heads_up_tree(HeadsUpTable(), WIDE)
+    g = build_multiway(MultiwayTable(num_players=2), WIDE)
+    tree = hu.tree
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        node, m = 0, MultiwayNode(g, WIDE)
+        while tree.kind[node] == NodeKind.DECISION:
+            c0, na = int(tree.child_start[node]), int(tree.num_actions[node])
+            assert m.player == tree.player[node] and m.street == tree.street[node]
+            assert m.labels() == [hu.labels[c0 + a] for a in range(na)]
+            raises = [to for k, to in m.actions() if k == mk.ACT_RAISE]
+            assert raises == [int(hu.raise_to[c0 + a]) for a in range(na)
+                              if hu.labels[c0 + a] not in ("f", "c")]
+            a = _pick(m.actions(), rng)
+            node, m = c0 + a, m.child(a)
+        assert m.is_terminal
+        np.testing.assert_array_equal(m.contributions, tree.contrib[node])
+        strengths = rng.integers(0, 3, 2)
+        expected = [terminal_utility(tree, node, p, strengths) for p in range(2)]
+        # the tree splits a tied pot in halves, the rules engine (and this game) in whole chips
+        np.testing.assert_allclose(m.payoffs(strengths), expected, atol=0.5)
+
+
+def test_infoset_keys_separate_histories_and_buckets():
+    g = build_multiway(MultiwayTable(num_players=6), WIDE)
+    root = MultiwayNode(g, WIDE)
+    keys = set()
+    for a in range(len(root.actions())):
+        child = root.child(a)
+        for bucket in range(169):
+            keys.add(child.infoset_key(bucket))
+        assert child.history != root.history
+    assert len(keys) == 169 * len(root.actions())
+    assert min(keys) >= 0
+
+
+def _six_max_config(**train):
+    data = {
+        "game": {"name": "nlhe", "num_players": 3, "stack": 20.0},
+        "actions": {"preflop_open": [2.5], "preflop": [[1.0]], "flop": [[1.0]],
+                    "turn": [[1.0]], "river": [[1.0]], "all_in": True,
+                    "max_raises": [2, 1, 1, 1]},
+        "solver": {"weighting": "linear", "discount_interval": 1000},
+        "train": {"seed": 3, **train},
+    }
+    return config_mod.from_dict(data, source="test")
+
+
+def test_three_player_training_visits_the_tree_and_learns():
+    """Training fills the store with infosets of the walked game (keys from the Python walk
+    exist, with the walked action counts), and regrets move."""
+    from holdem.solver.solver import Solver
+
+    config = _six_max_config()
+    game = make_game(config)
+    assert game.is_multiway and game.tree is None
+    solver = Solver(game, config)
+    solver.run(3000)
+    store = solver.store
+    assert store.num_infosets > 1000
+    root = MultiwayNode(game.multiway, game.rules.abstraction)
+    found = 0
+    for bucket in range(int(game.deal.tables.num_buckets[0])):
+        values = store.values_of(root.infoset_key(bucket))
+        if values is not None:
+            found += 1
+            assert values[0].shape[0] == len(root.actions())
+    assert found > 100                         # the first seat to act, most preflop classes
+    assert np.any(store.arrays.regrets[:store.num_entries] != 0.0)
+    assert solver.workspace.visits[1] == 0     # no insertion was ever skipped
+    keys, num_actions = store.used()[:2]
+    assert game.keys_match(keys, num_actions)
+    assert not game.keys_match(keys, np.full(keys.shape, 99))
+
+
+def test_multiway_rejects_outcome_sampling():
+    data = config_mod.to_dict(_six_max_config())
+    data["solver"]["sampling"] = "outcome"
+    with pytest.raises(ConfigError, match="external sampling"):
+        make_game(config_mod.from_dict(data, source="test"))
+
+
+# -- analysis of multi-way checkpoints ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def trained_three_way(tmp_path_factory):
+    from holdem.solver.solver import Solver
+    from holdem.training import save_solver
+
+    config = _six_max_config()
+    solver = Solver(make_game(config), config)
+    solver.run(4000)
+    logdir = tmp_path_factory.mktemp("three_way")
+    save_solver(solver, logdir / "checkpoints" / "ckpt-000000004000.ckpt")
+    return logdir, solver
+
+
+def test_blueprint_query_reads_the_trained_store(trained_three_way):
+    import holdem
+    from holdem.abstraction.buckets import lookup_buckets
+
+    logdir, solver = trained_three_way
+    bp = holdem.Blueprint.load(logdir)
+    assert bp.game.is_multiway and bp.metadata["iterations"] == 4000
+    hole = [48, 51]                                              # two aces
+    probs = bp.query([], hole=hole)
+    assert list(probs) == ["f", "c", "r2.5b", "a"]               # seat 2 opens the action
+    node = bp.multiway_node([])
+    bucket = int(lookup_buckets(bp.game.deal.tables, np.array([hole]),
+                                np.array([0, 1, 2, 3, 4]))[0, 0])
+    sums = solver.store.values_of(node.infoset_key(bucket))[1]
+    np.testing.assert_allclose(list(probs.values()), sums / sums.sum())
+    later = bp.query(["c", "c", "c"], hole=[0, 5], board=[10, 20, 30])      # a limped flop
+    assert list(later)[0] == "c" and sum(later.values()) == pytest.approx(1)
+    with pytest.raises(ValueError, match="not an action here"):
+        bp.query(["r9b"], hole=hole)
+
+
+def test_preflop_export_round_trips(trained_three_way, tmp_path):
+    import subprocess
+    import sys
+
+    from holdem.cli.export_strategy import read_export
+
+    logdir, solver = trained_three_way
+    out = tmp_path / "pre.csv"
+    cmd = [sys.executable, "-m", "holdem.cli.export_strategy", "--checkpoint", str(logdir),
+           "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    assert "wrote" in done.stderr
+    records = read_export(out)
+    assert records and {r["street"] for r in records} == {"preflop"}
+    assert {r["player"] for r in records} == {0, 1, 2}
+    assert all(sum(r["strategy"]) == pytest.approx(1) for r in records)
+    seat_of = {"": 2, "f": 0, "ff": 1, "c": 0, "r2.5": 0}
+    assert all(r["player"] == seat_of[r["history"]] for r in records if r["history"] in seat_of)
+    root = [r for r in records if r["history"] == ""]
+    assert len(root) > 10
+    for r in root:
+        node = MultiwayNode(solver.game.multiway, solver.game.rules.abstraction)
+        sums = solver.store.values_of(node.infoset_key(r["bucket"]))[1]
+        np.testing.assert_array_equal(r["strategy"], sums / sums.sum())
+    bad = subprocess.run(cmd + ["--street", "flop"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "preflop only" in bad.stderr
+
+
+def _always_raise_store(game):
+    """A store whose average strategy takes the last (largest) action at every first decision
+    of every seat after the seats before it folded."""
+    from holdem.store.store import RegretStore
+
+    node = MultiwayNode(game.multiway, game.rules.abstraction)
+    keys, num_actions = [], []
+    while not node.is_terminal:
+        na = len(node.actions())
+        for bucket in range(int(game.deal.tables.num_buckets[0])):
+            keys.append(node.infoset_key(bucket))
+            num_actions.append(na)
+        node = node.child(0)                                     # fold
+    sums = np.concatenate([np.eye(na)[-1] for na in num_actions])
+    return RegretStore.from_arrays(np.array(keys, np.int64), np.array(num_actions, np.int8),
+                                   np.zeros(sums.size, np.float32), sums)
+
+
+@pytest.mark.parametrize("num_players", [3, 6])
+def test_rotation_match_against_folding_bots_is_exact(num_players):
+    """A blueprint that always raises first in, against bots that always fold: in seat k >= 2
+    it wins both blinds (1.5 bb), as small blind the big blind (1 bb), as big blind the small
+    blind (0.5 bb) -- with no variance."""
+    from holdem.analysis.headtohead import play_match
+
+    data = config_mod.to_dict(_six_max_config())
+    data["game"]["num_players"] = num_players
+    game = make_game(config_mod.from_dict(data, source="test"))
+    store = _always_raise_store(game)
+    result = play_match(game, store.arrays, "fold", hands=20 * num_players, seed=1)
+    expected = (1.5 * (num_players - 2) + 1.0 + 0.5) / num_players * 1000.0
+    assert result.mbb_per_hand == pytest.approx(expected)
+    assert result.ci95 == pytest.approx(0.0, abs=1e-9)
+    assert result.hands == 20 * num_players
+    calls = play_match(game, store.arrays, "call", hands=30 * num_players, seed=1)
+    assert calls.ci95 > 0                                        # showdowns: real variance
+
+
+def test_two_workers_train_the_three_way_game_and_resume(tmp_path):
+    """The parallel runtime runs the implicit game unchanged: exact iteration counts, a
+    checkpoint that resumes in-process, and one that evaluates head-to-head."""
+    import holdem
+    from holdem.analysis.headtohead import head_to_head
+
+    first = _six_max_config(iters=6000, num_workers=2, batch_size=500, start_method="fork")
+    result = holdem.train(first, tmp_path / "run", progress=False)
+    assert result.iterations == 6000 and result.infosets > 1000
+    second = _six_max_config(iters=8000, num_workers=1)
+    resumed = holdem.train(second, tmp_path / "run2", resume_from=tmp_path / "run",
+                           progress=False)
+    assert resumed.iterations == 8000 and resumed.infosets >= result.infosets
+    match = head_to_head(holdem.Blueprint.load(tmp_path / "run2"), "random", hands=3000)
+    assert match.hands == 3000 and match.ci95 > 0
