@@ -116,7 +116,10 @@ class Blueprint:
 
     # -- heads-up No-Limit Hold'em --------------------------------------------------------
     def node_of(self, labels):
-        """The betting-tree node reached by a line of abstract labels (e.g. ``["r2.5b", "c"]``)."""
+        """The betting-tree node reached by a line of abstract labels (e.g. ``["r2.5b", "c"]``);
+        heads-up (the multi-way game has no tree: see :meth:`multiway_node`)."""
+        if self.game.is_multiway:
+            raise ValueError("the multi-way game has no enumerated tree; use multiway_node()")
         tree, names = self.game.tree, self.game.rules.labels
         node = 0
         for label in labels:
@@ -131,6 +134,21 @@ class Blueprint:
             node = match[0]
         return node
 
+    def multiway_node(self, labels):
+        """The node of the multi-way game reached by a line of abstract labels."""
+        from holdem.games.nlhe.multiway import MultiwayNode
+
+        node = MultiwayNode(self.game.multiway, self.game.rules.abstraction)
+        for label in labels:
+            if node.is_terminal:
+                raise ValueError(f"line {labels!r}: the hand is over before {label!r}")
+            names = node.labels()
+            if label not in names:
+                raise ValueError(f"line {labels!r}: {label!r} is not an action here "
+                                 f"(legal: {', '.join(names)})")
+            node = node.child(names.index(label))
+        return node
+
     def query(self, labels, hole, board=(), average=True):
         """Strategy of the player to act after ``labels`` holding ``hole`` (2 cards) with the
         board cards dealt so far. Returns {label: probability}."""
@@ -138,11 +156,19 @@ class Blueprint:
 
         if self.game.name != "nlhe":
             raise ValueError("query() is for No-Limit Hold'em; use strategy(key, ...)")
-        node = self.node_of(labels)
-        tree = self.game.tree
-        if tree.kind[node] != 0:
-            raise ValueError(f"line {labels!r} ends the hand")
-        street = int(tree.street[node])
+        if self.game.is_multiway:
+            spot = self.multiway_node(labels)
+            if spot.is_terminal:
+                raise ValueError(f"line {labels!r} ends the hand")
+            street, names = spot.street, spot.labels()
+        else:
+            tree = self.game.tree
+            node = self.node_of(labels)
+            if tree.kind[node] != 0:
+                raise ValueError(f"line {labels!r} ends the hand")
+            street = int(tree.street[node])
+            c0 = int(tree.child_start[node])
+            names = [self.game.rules.labels[c0 + a] for a in range(int(tree.num_actions[node]))]
         need = (0, 3, 4, 5)[street]
         board = list(board)
         if len(board) < need:
@@ -152,11 +178,12 @@ class Blueprint:
         full_board = (board + filler)[:5]                 # later cards do not change the bucket
         bucket = int(lookup_buckets(self.game.deal.tables, np.array([hole]),
                                     np.array(full_board))[0, street])
-        na = int(tree.num_actions[node])
-        key = int(tree.history[node]) * self.game.bucket_stride + bucket
-        probs = self.strategy(key, na, average)
-        c0 = int(tree.child_start[node])
-        return {self.game.rules.labels[c0 + a]: float(probs[a]) for a in range(na)}
+        if self.game.is_multiway:
+            key = spot.infoset_key(bucket)
+        else:
+            key = int(self.game.tree.history[node]) * self.game.bucket_stride + bucket
+        probs = self.strategy(key, len(names), average)
+        return {name: float(probs[a]) for a, name in enumerate(names)}
 
     def translate_line(self, actions, big_blind):
         """Abstract labels for a real heads-up line.
@@ -170,6 +197,8 @@ class Blueprint:
         """
         from holdem.abstraction.actions import translate
 
+        if self.game.is_multiway:
+            raise ValueError("translate_line() is for heads-up games")
         tree, nlhe = self.game.tree, self.game.rules
         scale = nlhe.table.chips_per_bb / float(big_blind)
         node, labels, notes = 0, [], []

@@ -1,14 +1,19 @@
-"""Head-to-head evaluation of heads-up blueprints: against another checkpoint or a baseline bot,
-with duplicate deals, reported in mbb/hand (thousandths of a big blind) with a 95% CI."""
+"""Head-to-head evaluation of No-Limit Hold'em blueprints: against another checkpoint or a
+baseline bot, with duplicate deals, reported in mbb/hand (thousandths of a big blind) with a 95%
+CI. Heads-up every deal is played twice with the seats swapped; with 3-6 players the blueprint
+takes one seat, the opponent (bot or second blueprint) every other seat, and every deal is played
+once with the blueprint in each seat."""
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from holdem.analysis import multiway_play_kernels as mpk
 from holdem.analysis import play_kernels as pk
 from holdem.games.tree import NodeKind
 from holdem.solver import rng
 from holdem.solver.kernels import make_workspace
+from holdem.solver.multiway_kernels import make_workspace as mw_make_workspace
 from holdem.store.store import RegretStore
 
 BASELINES = {"fold": pk.POLICY_FOLD, "call": pk.POLICY_CALL, "pot": pk.POLICY_POT,
@@ -22,7 +27,7 @@ pot with a bucket in the top 20% of its street, call in the middle 40%, fold the
 class MatchResult:
     mbb_per_hand: float
     ci95: float
-    hands: int              # hands played (two per duplicate deal)
+    hands: int              # hands played (one per seat per duplicate deal)
 
     def line(self):
         return f"mbb/hand: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} (95% CI, {self.hands} hands)"
@@ -59,10 +64,11 @@ def _store_of(blueprint):
 def head_to_head(blueprint, opponent, hands=100_000, seed=0):
     """Blueprint A against ``opponent`` (a Blueprint of the same game or a BASELINES name).
 
-    ``hands`` is rounded up to an even number (duplicate pairs)."""
+    ``hands`` is rounded up to a multiple of the number of seats (duplicate deals)."""
     game = blueprint.game
     if not isinstance(opponent, str) and (
-            opponent.game.tree.kind.shape != game.tree.kind.shape
+            opponent.config.game != blueprint.config.game
+            or opponent.config.actions != blueprint.config.actions
             or opponent.game.buckets_sha256 != game.buckets_sha256):
         raise ValueError("both blueprints must use the same game and abstraction")
     store_b = None if isinstance(opponent, str) else _store_of(opponent).arrays
@@ -73,8 +79,9 @@ def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tab
     """The store ``store_a`` (StoreArrays, e.g. a live training store) against a BASELINES name,
     or against ``store_b`` when ``opponent`` is not a string."""
     if game.name != "nlhe":
-        raise ValueError("head-to-head play is for heads-up No-Limit Hold'em")
-    deals = max(1, (int(hands) + 1) // 2)
+        raise ValueError("head-to-head play is for No-Limit Hold'em")
+    seats = game.num_players
+    deals = max(1, (int(hands) + seats - 1) // seats)
     if isinstance(opponent, str):
         if opponent not in BASELINES:
             raise ValueError(f"unknown baseline {opponent!r}; choose one of "
@@ -82,14 +89,20 @@ def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tab
         kind, store_b = BASELINES[opponent], store_a
     else:
         kind = pk.POLICY_BLUEPRINT
-    ws = make_workspace(game.max_depth, game.max_actions, 2, 4, 52)
     state = rng.make_states(seed, 1)[0]
     out = np.zeros(deals, dtype=np.float64)
     k = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
-    pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a, store_b,
-                      np.int64(kind), bot_tables(game) if tables is None else tables, k, ws,
-                      state, np.int64(deals), out)
+    if game.is_multiway:
+        ws = mw_make_workspace(game.max_depth, game.max_actions, seats)
+        mpk.play_rotations(game.multiway, game.deal, store_a, store_b, np.int64(kind), k,
+                           ws.rows, ws.akind[0], ws.ato[0], ws.sigma[0], ws.payoff, ws.buckets,
+                           ws.strength, ws.deck, state, np.int64(deals), out)
+    else:
+        ws = make_workspace(game.max_depth, game.max_actions, 2, 4, 52)
+        pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a, store_b,
+                          np.int64(kind), bot_tables(game) if tables is None else tables, k, ws,
+                          state, np.int64(deals), out)
     scale = 1000.0 / game.rules.table.chips_per_bb
     mean = float(out.mean()) * scale
     ci = 1.96 * float(out.std(ddof=1)) / np.sqrt(deals) * scale if deals > 1 else float("inf")
-    return MatchResult(mbb_per_hand=mean, ci95=ci, hands=2 * deals)
+    return MatchResult(mbb_per_hand=mean, ci95=ci, hands=seats * deals)

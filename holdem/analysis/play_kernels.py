@@ -24,8 +24,9 @@ POLICY_EQUITY = 5
 
 
 @njit
-def _blueprint_action(tree, store, key, node, sigma, state):
-    na = tree.num_actions[node]
+def sample_average(store, key, na, sigma, state):
+    """Sample an action of infoset ``key`` from its average strategy (regret matching when it
+    has none yet; uniform when it was never visited)."""
     entry = store_kernels.find_entry(store, key)
     if entry < 0:
         return rng.below(state, na)
@@ -39,6 +40,11 @@ def _blueprint_action(tree, store, key, node, sigma, state):
         for a in range(na):
             sigma[a] = store.strategy_sum[off + a] / total
     return _sample(sigma, na, state)
+
+
+@njit
+def _blueprint_action(tree, store, key, node, sigma, state):
+    return sample_average(store, key, tree.num_actions[node], sigma, state)
 
 
 @njit

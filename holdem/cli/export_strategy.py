@@ -10,7 +10,8 @@ action, rounds separated by ``/``), ``actions`` (legal letters in the order f, c
 ``strategy`` (probabilities in that order) and ``visited``. No-Limit Hold'em records (visited
 infosets only; the full set is too large): ``player``, ``street``, ``history`` (raise-to amounts
 in big blinds after ``r``), ``bucket``, ``actions`` (``f``, ``c``, ``r2.5b``, ``r0.5p``, ``a``)
-and ``strategy``.
+and ``strategy``. For 3-6 players only preflop infosets are exported (the betting tree after it
+is too large to list).
 
 CSV (chosen by a ``.csv`` suffix or ``--format csv``): a header row, then one row per record with
 the same fields; ``actions`` and ``strategy`` are space-separated, probabilities written with
@@ -156,6 +157,44 @@ def nlhe_records(game, store):
     return records
 
 
+def multiway_records(game, store, streets=None):
+    """Export records of the visited preflop infosets of a multi-way store (decision nodes in
+    depth-first order, then bucket). Later streets cannot be listed: the betting tree past the
+    flop is far too large to walk and infoset keys are hashes of the history."""
+    from holdem.config import ConfigError
+    from holdem.games.nlhe import multiway_kernels as mk
+    from holdem.games.nlhe.abstract import STREET_NAMES
+    from holdem.games.nlhe.multiway import walk_decisions
+
+    if streets and set(streets) - {"preflop", "0"}:
+        raise ConfigError(f"--street {' '.join(streets)}: {game.num_players}-player exports "
+                          "cover preflop only (the multi-way betting tree after it is too large "
+                          "to list)")
+    nodes = walk_decisions(game.multiway, game.rules.abstraction, max_street=0)
+    num_buckets = int(game.deal.tables.num_buckets[0])
+    histories = np.array([node.history for node, _ in nodes], dtype=np.int64)
+    table = np.zeros((histories.size, num_buckets), dtype=np.int64)
+    mk.infoset_keys(histories, np.int64(num_buckets), table)
+    keys, num_actions, offsets, _, strategy_sum = store.used()
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    flat = table.ravel()
+    pos = np.minimum(np.searchsorted(sorted_keys, flat), max(sorted_keys.size - 1, 0))
+    found = (sorted_keys[pos] == flat) if sorted_keys.size else np.zeros(flat.size, bool)
+    records = []
+    for i in np.flatnonzero(found).tolist():
+        node, history = nodes[i // num_buckets]
+        row = int(order[pos[i]])
+        na, off = int(num_actions[row]), int(offsets[row])
+        sums = np.asarray(strategy_sum[off:off + na], dtype=np.float64)
+        total = sums.sum()
+        strategy = sums / total if total > 0 else np.full(na, 1.0 / na)
+        records.append({"player": node.player, "street": STREET_NAMES[0], "history": history,
+                        "bucket": i % num_buckets, "actions": node.labels(),
+                        "strategy": [float(x) for x in strategy], "visited": True})
+    return records
+
+
 def write_json_atomic(path, data):
     with atomic_open(path, "w") as f:
         json.dump(data, f, indent=1)
@@ -170,6 +209,8 @@ def main(argv=None):
     if game.is_small:
         loaded = load_profile(checkpoint)
         records = strategy_records(loaded)
+    elif game.is_multiway:
+        records = multiway_records(game, store, args.street)
     else:
         records = nlhe_records(game, store)
     records = filter_records(records, args.street, args.player)
