@@ -9,7 +9,7 @@ seats swapped, and the pair's mean is one sample, which removes most of the card
 
 import numpy as np
 
-from holdem._jit import njit
+from holdem._jit import njit, njit_inline
 from holdem.games import deal as deal_kernels
 from holdem.solver import rng
 from holdem.solver.kernels import DECISION, _sample, regret_matching, terminal_utility
@@ -23,22 +23,30 @@ POLICY_RANDOM = 4
 POLICY_EQUITY = 5
 
 
-@njit
-def sample_average(store, key, na, sigma, state):
-    """Sample an action of infoset ``key`` from its average strategy (regret matching when it
-    has none yet; uniform when it was never visited)."""
+@njit_inline
+def average_strategy(store, key, na, out):
+    """The average strategy of infoset ``key`` into ``out[:na]``: normalized strategy sums,
+    else regret matching (no sums yet), else uniform (never visited)."""
     entry = store_kernels.find_entry(store, key)
     if entry < 0:
-        return rng.below(state, na)
+        for a in range(na):
+            out[a] = 1.0 / na
+        return
     off = store_kernels.entry_offset(entry)
     total = 0.0
     for a in range(na):
         total += store.strategy_sum[off + a]
     if total <= 0.0:
-        regret_matching(store.regrets, off, na, sigma)
+        regret_matching(store.regrets, off, na, out)
     else:
         for a in range(na):
-            sigma[a] = store.strategy_sum[off + a] / total
+            out[a] = store.strategy_sum[off + a] / total
+
+
+@njit
+def sample_average(store, key, na, sigma, state):
+    """Sample an action of infoset ``key`` from its :func:`average_strategy`."""
+    average_strategy(store, key, na, sigma)
     return _sample(sigma, na, state)
 
 

@@ -3,7 +3,9 @@
     python -m holdem.cli.eval_blueprint --checkpoint runs/leduc --exploitability
 
 ``--exploitability`` prints ``exploitability: X`` (NashConv / 2 of the normalized average
-strategy, chips per game) for Kuhn and Leduc, computed by exact best response.
+strategy, chips per game) for Kuhn and Leduc, computed by exact best response. For heads-up
+No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's winnings:
+``lbr: X ± Y mbb/hand (95% CI, N hands)``.
 """
 
 import sys
@@ -21,23 +23,33 @@ def build_parser():
                    help="expected value of the average strategy for each player")
     p.add_argument("--vs", action="append", metavar="BOT",
                    choices=("fold", "call", "pot", "random", "equity"),
-                   help="heads-up NLHE: play against a baseline bot (repeatable): fold, call, "
+                   help="NLHE: play against a baseline bot (repeatable): fold, call, "
                         "pot, random, equity")
     p.add_argument("--vs-checkpoint", metavar="PATH",
-                   help="heads-up NLHE: play against another checkpoint of the same game")
+                   help="NLHE: play against another checkpoint of the same game")
+    p.add_argument("--lbr", action="store_true",
+                   help="heads-up NLHE: local best response, a lower bound on the "
+                        "exploitability, in mbb/hand")
     p.add_argument("--hands", type=int, default=100_000,
-                   help="hands per match, played as duplicate pairs (default 100000)")
+                   help="hands per match (and for --lbr), played as duplicate pairs "
+                        "(default 100000)")
     p.add_argument("--seed", type=int, default=0, help="seed for deals and action sampling")
+    p.add_argument("--threads", type=int, default=1,
+                   help="--lbr: threads to play the hands on (default 1)")
     return p
 
 
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not (args.exploitability or args.value or args.vs or args.vs_checkpoint):
-        parser.error("choose what to evaluate: --exploitability, --value, --vs BOT or "
-                     "--vs-checkpoint PATH")
-    if args.vs or args.vs_checkpoint:
+    if not (args.exploitability or args.value or args.vs or args.vs_checkpoint or args.lbr):
+        parser.error("choose what to evaluate: --exploitability, --value, --vs BOT, "
+                     "--vs-checkpoint PATH or --lbr")
+    if args.hands < 1:
+        parser.error(f"--hands must be positive, got {args.hands}")
+    if args.threads < 1:
+        parser.error(f"--threads must be positive, got {args.threads}")
+    if args.vs or args.vs_checkpoint or args.lbr:
         return _play(args)
     from holdem.analysis.blueprint import load_checkpoint_store, load_profile
     from holdem.analysis.exact import ExactEvaluator
@@ -46,8 +58,8 @@ def main(argv=None):
     game, _, checkpoint = load_checkpoint_store(args.checkpoint)
     if not game.is_small:
         raise ConfigError(f"{checkpoint.path}: exact evaluation (--exploitability, --value) is "
-                          f"for Kuhn and Leduc; {game.name} needs local best response (--lbr), "
-                          "which is not available yet")
+                          f"for Kuhn and Leduc; for {game.name} use local best response (--lbr), "
+                          "a lower bound on the exploitability")
     loaded = load_profile(checkpoint)
     evaluator = ExactEvaluator(loaded.game)
     print(f"checkpoint: {loaded.path}")
@@ -67,7 +79,8 @@ def _play(args):
 
     bp = Blueprint.load(args.checkpoint)
     if bp.game.name != "nlhe":
-        raise ConfigError(f"{bp.checkpoint.path}: head-to-head play is for No-Limit Hold'em; "
+        what = "local best response (--lbr)" if args.lbr else "head-to-head play"
+        raise ConfigError(f"{bp.checkpoint.path}: {what} is for heads-up No-Limit Hold'em; "
                           "use --exploitability for Kuhn and Leduc")
     print(f"checkpoint: {bp.checkpoint.path}")
     print(f"iterations: {bp.metadata['iterations']}")
@@ -81,6 +94,16 @@ def _play(args):
         except ValueError as exc:
             raise ConfigError(f"--vs {name}: {exc}") from None
         print(f"vs {name}: {result.line()}")
+    if args.lbr:
+        from holdem.analysis.lbr import local_best_response
+
+        try:
+            result = local_best_response(bp, hands=args.hands, seed=args.seed,
+                                         threads=args.threads)
+        except ValueError as exc:
+            raise ConfigError(f"{bp.checkpoint.path}: {exc}") from None
+        print(result.line())
+        print(f"lbr speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
     return 0
 
 

@@ -3,11 +3,11 @@
     python -m holdem.cli.inspect_blueprint --checkpoint runs/x
     python -m holdem.cli.inspect_blueprint --checkpoint runs/x --spot "r2.5b c | As Kd | 2c 7h 9d"
 
-Spot notation (heads-up No-Limit Hold'em): ``LINE | HOLE | BOARD``. LINE is the abstract actions
-so far separated by spaces (``f``, ``c``, ``r2.5b`` = raise to 2.5 big blinds, ``r0.5p`` =
-half-pot bet or raise, ``a`` = all-in; see export_strategy's ``actions``), HOLE the two cards of
-the player to act, BOARD the board cards dealt so far (empty preflop). Cards as in
-``holdem.cards.parse`` (e.g. ``As Kd``).
+Spot notation (No-Limit Hold'em, any number of seats): ``LINE | HOLE | BOARD``. LINE is the
+abstract actions so far, every seat's in order of play, separated by spaces (``f``, ``c``,
+``r2.5b`` = raise to 2.5 big blinds, ``r0.5p`` = half-pot bet or raise, ``a`` = all-in; see
+export_strategy's ``actions``), HOLE the two cards of the player to act, BOARD the board cards
+dealt so far (empty preflop). Cards as in ``holdem.cards.parse`` (e.g. ``As Kd``).
 """
 
 import sys
@@ -57,6 +57,7 @@ def main(argv=None):
     if args.spot is None:
         print(f"checkpoint: {meta['path']}")
         print(f"game: {meta['game']}")
+        print(f"players: {bp.game.num_players}")
         print(f"iterations: {meta['iterations']}")
         print(f"training time: {format_seconds(meta['elapsed'])}")
         print(f"infosets: {meta['infosets']}")

@@ -1,0 +1,236 @@
+"""Local best response (LBR): a lower bound on a heads-up No-Limit Hold'em blueprint's
+exploitability.
+
+LBR (Lisý & Bowling 2017) plays against the blueprint's average strategy on the abstract tree,
+tracks the blueprint's range over the 1,326 hole-card combos by Bayes' rule, and at each of its
+own decisions takes the abstract action with the highest value under "check/call to showdown
+after this action" (the kernels in :mod:`holdem.analysis.lbr_kernels` hold the formulas). Its
+mean winnings are a lower bound on how much a best response wins, i.e. on the exploitability.
+
+Deals are played twice with the seats swapped (duplicate pairs); the pair's mean is one sample
+and the result is reported in mbb/hand (thousandths of a big blind) with a 95% CI.
+
+    from holdem import Blueprint
+    from holdem.analysis.lbr import local_best_response
+    result = local_best_response(Blueprint.load("runs/x"), hands=100_000, seed=0)
+    print(result.line())
+"""
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from holdem.abstraction.kernels import RUNTIME_WORK
+from holdem.analysis import lbr_kernels as lk
+from holdem.analysis.headtohead import _store_of, bot_tables
+from holdem.games.tree import ActionCode
+from holdem.solver import rng
+from holdem.store.store import RegretStore
+
+DEFAULT_HANDS = 100_000
+DEFAULT_PREFLOP_SAMPLES = 200
+DEFAULT_ALLIN_SAMPLES = 1000
+STAT_NAMES = ("decisions", "range_updates", "boards", "strategy_rows", "equity_preflop",
+              "equity_flop", "equity_turn", "equity_river", "lbr_folds", "lbr_calls",
+              "lbr_raises", "folds_to_raises")
+"""Kernel counters in :attr:`LbrResult.stats`: LBR decisions, Bayes updates, boards scored,
+per-bucket strategy rows read, equity vectors computed per street, LBR's decisions by kind
+(fold, check/call, bet/raise) and the blueprint's folds right after an LBR raise."""
+
+
+@dataclass
+class LbrResult:
+    mbb_per_hand: float     # LBR's mean winnings: a lower bound on the exploitability
+    ci95: float             # half-width of the 95% confidence interval
+    hands: int              # hands played (two per duplicate deal)
+    seconds: float          # time in the kernel (compilation excluded)
+    stats: dict = field(default_factory=dict)   # kernel counters (STAT_NAMES)
+
+    @property
+    def hands_per_second(self):
+        return self.hands / self.seconds if self.seconds > 0 else float("inf")
+
+    def line(self):
+        return (f"lbr: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} mbb/hand "
+                f"(95% CI, {self.hands} hands)")
+
+
+@lru_cache(maxsize=1)
+def combos():
+    """(combo_card int64[1326, 2], combo_mask int64[1326]): the hole-card combos, ascending
+    lexicographic order (``lbr_kernels._combo_of`` inverts it)."""
+    cards = np.array([(a, b) for a in range(52) for b in range(a + 1, 52)], dtype=np.int64)
+    mask = (np.int64(1) << cards[:, 0]) | (np.int64(1) << cards[:, 1])
+    cards.setflags(write=False)
+    mask.setflags(write=False)
+    return cards, mask
+
+
+def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES):
+    """The kernels' per-game constants (:data:`lbr_kernels.LbrSpec`); ``game`` None gives a
+    spec for the equity kernels only."""
+    if int(preflop_samples) < 1:
+        raise ValueError(f"preflop_samples must be positive, got {preflop_samples}")
+    if int(allin_samples) < 0:
+        raise ValueError(f"allin_samples must not be negative, got {allin_samples}")
+    card, mask = combos()
+    if game is None:
+        children = np.full((2, 1), -1, dtype=np.int64)
+        num_buckets, stride = np.ones(4, dtype=np.int64), 1
+    else:
+        children = bot_tables(game)[:2]
+        num_buckets = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
+        stride = int(game.bucket_stride)
+    return lk.LbrSpec(stride=np.int64(stride), num_buckets=num_buckets,
+                      fold_child=np.ascontiguousarray(children[0]),
+                      call_child=np.ascontiguousarray(children[1]), combo_card=card,
+                      combo_mask=mask, preflop_samples=np.int64(preflop_samples),
+                      allin_samples=np.int64(allin_samples))
+
+
+def make_work(game=None):
+    """Scratch arrays of the kernels (:data:`lbr_kernels.LbrWork`); one per thread."""
+    buckets = 1 if game is None else int(game.bucket_stride)
+    actions = 1 if game is None else int(game.max_actions)
+    n = lk.NUM_COMBOS
+    return lk.LbrWork(
+        cards=np.zeros(9, np.int64), deck=np.zeros(52, np.int64), ready=np.zeros(8, np.int64),
+        live=np.zeros((4, n), np.int64), num_live=np.zeros(4, np.int64),
+        bucket=np.zeros((4, n), np.int64), equity=np.zeros((4, n), np.float64),
+        new=np.zeros(5, np.int64), total=np.zeros((5, lk.NUM_CODES ** 2), np.int32),
+        by_card=np.zeros((5, 52, lk.NUM_CODES ** 2), np.int32),
+        used=np.zeros(6 * 52, np.int64), boards=np.zeros(5, np.int64),
+        card_boards=np.zeros(52, np.int64), pair_score=np.zeros(n, np.int64),
+        pair_boards=np.zeros(n, np.int64),
+        preflop_equity=np.zeros((n, n), np.float64), preflop_ready=np.zeros(n, np.int64),
+        range=np.zeros(n, np.float64), strategy=np.zeros((buckets, actions), np.float64),
+        value=np.zeros(actions, np.float64), sigma=np.zeros(actions, np.float64),
+        table=np.zeros(lk.NUM_CODES ** 2, np.int32),
+        rep=np.zeros((13, 3), np.int64), bucket_work=np.zeros(RUNTIME_WORK, np.int64),
+        strength=np.zeros(2, np.int64), stats=np.zeros(lk.NUM_STATS, np.int64))
+
+
+def _check_game(game):
+    if game.name != "nlhe" or game.num_players != 2:
+        raise ValueError(f"local best response is for heads-up No-Limit Hold'em, not "
+                         f"{game.name!r}; use --exploitability for Kuhn and Leduc")
+
+
+def baseline_store(game, policy):
+    """A store whose average strategy always folds (``"fold"``; checks where it cannot fold)
+    or always checks/calls (``"call"``) at every decision node and bucket: strategy sum 1 on
+    that action. Returns :data:`holdem.store.kernels.StoreArrays` (for tests and benchmarks)."""
+    _check_game(game)
+    if policy not in ("fold", "call"):
+        raise ValueError(f"unknown policy {policy!r}; choose fold or call")
+    tree = game.tree
+    nodes = game.decision_nodes
+    na = tree.num_actions[nodes].astype(np.int64)
+    first = tree.action[tree.child_start[nodes]]           # children start with f if it exists
+    pick = np.where((first == ActionCode.FOLD) & (policy == "fold"), 0,
+                    np.where(first == ActionCode.FOLD, 1, 0))
+    k = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)[tree.street[nodes]]
+    rows = np.repeat(np.arange(nodes.size), k)
+    bucket = np.arange(rows.size) - np.repeat(np.cumsum(k) - k, k)
+    keys = tree.history[nodes][rows].astype(np.int64) * game.bucket_stride + bucket
+    counts = na[rows]
+    offsets = np.cumsum(counts) - counts
+    strategy_sum = np.zeros(int(counts.sum()), dtype=np.float64)
+    strategy_sum[offsets + pick[rows]] = 1.0
+    store = RegretStore.from_arrays(keys, counts.astype(np.int8),
+                                    np.zeros(strategy_sum.size, np.float32), strategy_sum)
+    return store.arrays
+
+
+def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
+              preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
+              threads=1):
+    """LBR against the average strategy in ``store`` (StoreArrays) of the heads-up game
+    ``game``. ``hands`` is rounded up to an even number (duplicate pairs). ``threads`` > 1
+    splits the deals over that many threads (the kernels release the GIL), each with its own
+    random stream: reproducible for a given seed and thread count."""
+    _check_game(game)
+    deals = max(1, (int(hands) + 1) // 2)
+    threads = max(1, min(int(threads), deals))
+    spec = make_spec(game, preflop_samples, allin_samples)
+    works = [make_work(game) for _ in range(threads)]
+    states = rng.make_states(seed, threads)
+    out = np.zeros(deals, dtype=np.float64)
+    bounds = np.linspace(0, deals, threads + 1).astype(np.int64)
+
+    def run(t):
+        lk.lbr_play(game.tree, game.deal.tables, store, spec, works[t], states[t],
+                    np.int64(bounds[t + 1] - bounds[t]), out[bounds[t]:bounds[t + 1]])
+
+    lk.lbr_play(game.tree, game.deal.tables, store, spec, works[0], states[0], np.int64(0),
+                out)                                    # compile or load from the cache
+    start = time.perf_counter()
+    if threads == 1:
+        run(0)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(run, range(threads)))
+    seconds = time.perf_counter() - start
+    scale = 1000.0 / game.rules.table.chips_per_bb
+    mean = float(out.mean()) * scale
+    ci = (1.96 * float(out.std(ddof=1)) / float(np.sqrt(deals)) * scale if deals > 1
+          else float("inf"))
+    stats = np.sum([w.stats for w in works], axis=0)
+    return LbrResult(mbb_per_hand=mean, ci95=ci, hands=2 * deals, seconds=seconds,
+                     stats=dict(zip(STAT_NAMES, stats.tolist())))
+
+
+def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,
+                        preflop_samples=DEFAULT_PREFLOP_SAMPLES,
+                        allin_samples=DEFAULT_ALLIN_SAMPLES, threads=1):
+    """LBR against a heads-up No-Limit Hold'em :class:`holdem.analysis.blueprint.Blueprint`:
+    an :class:`LbrResult` (mbb_per_hand, ci95, hands, seconds).
+
+    ``preflop_samples`` random boards estimate LBR's preflop equity. A hand that reaches
+    showdown before the river (all-in) scores its expectation over the unseen board instead of
+    the dealt one: exact on the flop and turn, ``allin_samples`` random boards preflop (0:
+    score the dealt board). Same mean, smaller variance. ``threads``: see :func:`lbr_match`."""
+    _check_game(blueprint.game)
+    return lbr_match(blueprint.game, _store_of(blueprint).arrays, hands, seed, preflop_samples,
+                     allin_samples, threads)
+
+
+def combo_equity(hole, board, preflop_samples=DEFAULT_PREFLOP_SAMPLES, seed=0):
+    """LBR's pot share (float64[1326], ties half; NaN for combos holding a known card) with
+    ``hole`` (2 cards) against every combo over the unseen board; ``board`` 0, 3, 4 or 5
+    cards (exact enumeration; Monte Carlo with ``preflop_samples`` boards preflop)."""
+    board = [int(c) for c in board]
+    hole = [int(c) for c in hole]
+    street = {0: 0, 3: 1, 4: 2, 5: 3}.get(len(board))
+    cards = hole + board
+    if street is None or len(hole) != 2 or len(set(cards)) != len(cards) or not all(
+            0 <= c < 52 for c in cards):
+        raise ValueError(f"need 2 hole cards and 0, 3, 4 or 5 board cards, distinct in 0..51; "
+                         f"got hole {hole}, board {board}")
+    spec, work = make_spec(None, preflop_samples), make_work(None)
+    work.cards[:2] = hole
+    work.cards[4:4 + len(board)] = board
+    live_combos(work, street)
+    lk.street_equity(spec, work, np.int64(street), rng.make_states(seed, 1)[0])
+    out = np.full(lk.NUM_COMBOS, np.nan)
+    live = work.live[street, :work.num_live[street]]
+    out[live] = work.equity[street, live]
+    return out
+
+
+def live_combos(work, street):
+    """The combos disjoint from LBR's cards and the board of ``street`` (``work.cards``) into
+    ``work.live`` and ``work.num_live``, without buckets: for callers of
+    :func:`lbr_kernels.street_equity` alone."""
+    dead = np.zeros(52, dtype=bool)
+    shown = 0 if street == 0 else street + 2
+    dead[work.cards[:2]] = True
+    dead[work.cards[4:4 + shown]] = True
+    card, _ = combos()
+    live = np.flatnonzero(~dead[card].any(axis=1))
+    work.live[street, :live.size] = live
+    work.num_live[street] = live.size
+    work.ready[street] = 1

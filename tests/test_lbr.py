@@ -1,0 +1,272 @@
+"""Local best response: known answers (always-fold opponent), the Bayes range update, LBR's
+action values, equity against a brute-force evaluator, and the ``--lbr`` command line."""
+
+import itertools
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from holdem import config as config_mod
+from holdem.analysis import lbr
+from holdem.analysis import lbr_kernels as lk
+from holdem.evaluator import rank7, rank7_batch
+from holdem.games import make_game
+from holdem.games.tree import NodeKind
+from holdem.solver import rng as rng_mod
+from holdem.solver.solver import Solver
+from holdem.store.store import RegretStore
+from holdem.training import save_solver
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def game():
+    return make_game(config_mod.load(ROOT / "configs" / "hunl_default.yaml"))
+
+
+@pytest.fixture(scope="module")
+def nlhe_checkpoint(tmp_path_factory, game):
+    tmp = tmp_path_factory.mktemp("lbr")
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    solver = Solver(game, cfg)
+    solver.run(2_000)
+    save_solver(solver, tmp / "checkpoints" / "ckpt-000000002000.ckpt")
+    return tmp
+
+
+# -- known answers ------------------------------------------------------------------------------
+
+def test_always_fold_opponent_loses_750_mbb_per_hand(game, seed):
+    """LBR raises as the small blind (the blueprint folds: +1 bb) and collects the small blind
+    as the big blind (+0.5 bb): 0.75 bb = 750 mbb/hand on every deal."""
+    result = lbr.lbr_match(game, lbr.baseline_store(game, "fold"), hands=2_000, seed=seed)
+    assert result.hands == 2_000
+    assert abs(result.mbb_per_hand - 750.0) < 1e-9 and result.ci95 < 1e-9
+    assert result.stats["decisions"] == 1_000        # one decision per deal: the open raise
+    assert result.seconds > 0 and result.hands_per_second > 0
+    threaded = lbr.lbr_match(game, lbr.baseline_store(game, "fold"), hands=200, threads=2)
+    assert threaded.mbb_per_hand == 750.0 and threaded.hands == 200
+
+
+def test_calling_station_is_exploited_heavily(game, seed):
+    result = lbr.lbr_match(game, lbr.baseline_store(game, "call"), hands=1_000, seed=seed)
+    assert result.mbb_per_hand - result.ci95 > 2_000          # value bets get paid
+    assert result.mbb_per_hand <= 100_000                     # at most the stacks
+    again = lbr.lbr_match(game, lbr.baseline_store(game, "call"), hands=1_000, seed=seed)
+    assert again.mbb_per_hand == result.mbb_per_hand          # seeded
+
+
+def test_training_lowers_the_bound(game):
+    """The same LBR (seed) against an untrained blueprint (uniform play) and after 100,000
+    iterations: training must cut the bound by a wide margin (measured with 100,000 hands:
+    5,660 +- 162 against 1,211 +- 127 mbb/hand)."""
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    solver = Solver(game, cfg)
+    untrained = lbr.lbr_match(game, solver.store.arrays, hands=4_000, seed=11)
+    solver.run(100_000)
+    trained = lbr.lbr_match(game, solver.store.arrays, hands=4_000, seed=11)
+    assert untrained.mbb_per_hand - untrained.ci95 > trained.mbb_per_hand + trained.ci95
+    assert trained.mbb_per_hand < 0.5 * untrained.mbb_per_hand
+
+
+def test_lbr_refuses_multiway_checkpoints(tmp_path):
+    data = config_mod.to_dict(config_mod.load(ROOT / "configs" / "hunl_default.yaml"))
+    data["game"]["num_players"] = 3
+    cfg = config_mod.from_dict(data, source="test")
+    solver = Solver(make_game(cfg), cfg)
+    solver.run(200)
+    save_solver(solver, tmp_path / "checkpoints" / "ckpt-000000000200.ckpt")
+    proc = _eval("--checkpoint", tmp_path, "--lbr", "--hands", 10)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "heads-up" in proc.stderr
+
+
+def test_bad_input_is_rejected(kuhn, game):
+    with pytest.raises(ValueError, match="heads-up No-Limit Hold'em"):
+        lbr.lbr_match(kuhn, None, hands=10)
+    with pytest.raises(ValueError, match="unknown policy"):
+        lbr.baseline_store(game, "shove")
+    with pytest.raises(ValueError, match="preflop_samples"):
+        lbr.make_spec(None, preflop_samples=0)
+
+
+# -- range update and action values --------------------------------------------------------------
+
+def _random_store(game, nodes, rng):
+    """Random average strategies at ``nodes`` for every bucket, except: some buckets have zero
+    strategy sums (regret matching applies) and some are missing (uniform)."""
+    keys, num_actions, regrets, sums = [], [], [], []
+    for node in nodes:
+        na = int(game.tree.num_actions[node])
+        k = int(game.deal.tables.num_buckets[game.tree.street[node]])
+        for b in range(k):
+            if b % 7 == 3:
+                continue                                       # never stored: uniform
+            keys.append(int(game.tree.history[node]) * game.bucket_stride + b)
+            num_actions.append(na)
+            r = rng.normal(size=na).astype(np.float32)
+            s = np.zeros(na) if b % 5 == 1 else rng.random(na) * (rng.random(na) > 0.2)
+            regrets.append(r)
+            sums.append(s)
+    store = RegretStore.from_arrays(np.array(keys), np.array(num_actions, dtype=np.int8),
+                                    np.concatenate(regrets), np.concatenate(sums))
+    return store
+
+
+def _sigma(game, store, node, bucket):
+    """The average strategy as documented: normalized sums, regret matching, uniform."""
+    na = int(game.tree.num_actions[node])
+    values = store.values_of(int(game.tree.history[node]) * game.bucket_stride + bucket)
+    if values is None:
+        return np.full(na, 1.0 / na)
+    regrets, sums = (np.asarray(v, dtype=np.float64) for v in values)
+    if sums.sum() > 0:
+        return sums / sums.sum()
+    pos = np.maximum(regrets, 0.0)
+    return pos / pos.sum() if pos.sum() > 0 else np.full(na, 1.0 / na)
+
+
+def _preflop_spot(game, hole):
+    spec, work = lbr.make_spec(game), lbr.make_work(game)
+    work.cards[:2] = hole
+    work.cards[2:] = [c for c in range(52) if c not in hole][:7]
+    lk.prepare_street(game.deal.tables, spec, work, np.int64(0))
+    live = work.live[0, :work.num_live[0]].copy()
+    work.range[live] = 1.0 / live.size
+    return spec, work, live
+
+
+def test_range_update_is_bayes_rule(game, rng):
+    tree = game.tree
+    root = 0
+    limp = int(tree.child_start[root]) + 1                  # SB calls: the BB decides
+    assert tree.kind[limp] == NodeKind.DECISION and tree.player[limp] == 1
+    store = _random_store(game, [root, limp], rng)
+    spec, work, live = _preflop_spot(game, [51, 46])
+    card, _ = lbr.combos()
+    bucket = game.deal.tables.preflop_bucket[card[live, 0] * 52 + card[live, 1]].astype(int)
+    expected = np.ones(live.size) / live.size
+    for node, action in ((root, 1), (limp, 0)):
+        lk.update_range(tree, store.arrays, spec, np.int64(node), np.int64(action), work)
+        expected = expected * np.array([_sigma(game, store, node, b)[action] for b in bucket])
+        expected /= expected.sum()
+        np.testing.assert_allclose(work.range[live], expected, rtol=1e-9, atol=1e-15)
+    assert {_sigma(game, store, root, b)[1] for b in bucket} != {1.0 / 3}   # not uniform
+
+
+def test_lbr_action_values_follow_the_formulas(game, rng):
+    tree, contrib = game.tree, game.tree.contrib
+    root = 0
+    c0, na = int(tree.child_start[root]), int(tree.num_actions[root])
+    raises = [c0 + a for a in range(na) if tree.kind[c0 + a] == NodeKind.DECISION and a >= 2]
+    store = _random_store(game, [root] + raises, rng)
+    spec, work, live = _preflop_spot(game, [48, 49])          # LBR holds a pair of aces
+    work.range[live] = rng.random(live.size)
+    work.range[live] /= work.range[live].sum()
+    lk.street_equity(spec, work, np.int64(0), rng_mod.make_states(1, 1)[0])
+    choice = lk.lbr_action(tree, store.arrays, spec, np.int64(root), np.int64(0), work)
+    card, _ = lbr.combos()
+    bucket = game.deal.tables.preflop_bucket[card[live, 0] * 52 + card[live, 1]].astype(int)
+    prob, eq = work.range[live], work.equity[0, live]
+    wp = float(prob @ eq)
+    expected = [-contrib[root, 0], wp * contrib[c0 + 1].sum() - contrib[c0 + 1, 0]]
+    for child in raises:
+        sig = np.array([_sigma(game, store, child, b) for b in bucket])
+        fold, call = sig[:, 0], sig[:, 1]
+        fp = float(prob @ fold)
+        wp_call = float((prob * call) @ eq / (prob @ call))
+        after = int(tree.child_start[child]) + 1               # the blueprint calls
+        expected.append(fp * contrib[child, 1]
+                        + (1 - fp) * (wp_call * contrib[after].sum() - contrib[after, 0]))
+    np.testing.assert_allclose(work.value[:na], expected, rtol=1e-9)
+    assert choice == int(np.argmax(expected))
+    assert 0.75 < wp < 0.95                                    # aces against a random range
+
+
+# -- equity ------------------------------------------------------------------------------------
+
+def _brute_equity(hole, board, combo):
+    """Pot share of ``hole`` against ``combo`` over every completion of ``board`` (rank7)."""
+    rest = [c for c in range(52) if c not in set(hole) | set(board) | set(combo)]
+    wins = 0.0
+    runs = list(itertools.combinations(rest, 5 - len(board)))
+    for run in runs:
+        full = list(board) + list(run)
+        mine, theirs = rank7(list(hole) + full), rank7(list(combo) + full)
+        wins += 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+    return wins / len(runs)
+
+
+@pytest.mark.parametrize("hole, board, picks", [
+    ((51, 46), (0, 5, 10, 20, 30), 60),            # river
+    ((50, 46), (2, 6, 10, 14, 19), 60),            # river, four of a suit on the board
+    ((12, 13), (40, 41, 8, 33), 25),               # turn, paired board
+    ((51, 47), (3, 7, 11, 14), 25),                # turn, three of a suit
+    ((0, 4), (1, 5, 9), 4),                        # flop, a flush draw on the board
+    ((30, 45), (22, 27, 36), 4),                   # flop, rainbow
+])
+def test_equity_matches_brute_force(hole, board, picks, rng):
+    eq = lbr.combo_equity(hole, board)
+    card, _ = lbr.combos()
+    dead = set(hole) | set(board)
+    live = np.array([not (set(c.tolist()) & dead) for c in card])
+    assert np.isnan(eq[~live]).all() and not np.isnan(eq[live]).any()
+    for c in rng.choice(np.flatnonzero(live), picks, replace=False):
+        assert eq[c] == pytest.approx(_brute_equity(hole, board, tuple(card[c])), abs=1e-12)
+
+
+@pytest.mark.parametrize("street", [1, 2])
+def test_allin_expectation_matches_brute_force(street):
+    """An all-in before the river scores LBR's exact pot share against the actual hand."""
+    work = lbr.make_work(None)
+    work.cards[:] = [51, 46, 12, 13, 40, 41, 8, 33, 0]
+    shown = street + 2
+    expected = _brute_equity((51, 46), tuple(work.cards[4:4 + shown]), (12, 13))
+    state = rng_mod.make_states(0, 1)[0]
+    assert lk.allin_equity(work, np.int64(street), np.int64(0), state) == pytest.approx(
+        expected, abs=1e-12)
+
+
+def test_preflop_equity_is_a_fair_monte_carlo_estimate(rng):
+    hole, combo = (48, 49), (44, 45)                        # AcAd against KcKd
+    eq = lbr.combo_equity(hole, (), preflop_samples=5_000, seed=3)
+    rest = np.array([c for c in range(52) if c not in hole + combo])
+    boards = rest[np.argsort(rng.random((200_000, rest.size)), axis=1)[:, :5]]
+    mine = rank7_batch(np.hstack([boards, np.tile(hole, (boards.shape[0], 1))]))
+    theirs = rank7_batch(np.hstack([boards, np.tile(combo, (boards.shape[0], 1))]))
+    reference = float(np.mean((mine > theirs) + 0.5 * (mine == theirs)))
+    index = lbr.combos()[0].tolist().index(list(combo))
+    assert eq[index] == pytest.approx(reference, abs=0.025)
+    assert 0.78 < reference < 0.86
+
+
+# -- command line --------------------------------------------------------------------------------
+
+def _eval(*args):
+    return subprocess.run([sys.executable, "-m", "holdem.cli.eval_blueprint", *map(str, args)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_cli_lbr_prints_the_bound(nlhe_checkpoint):
+    proc = _eval("--checkpoint", nlhe_checkpoint, "--lbr", "--hands", 300, "--seed", 2)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^lbr: -?[\d.]+ ± [\d.]+ mbb/hand \(95% CI, 300 hands\)$", proc.stdout,
+                     re.M), proc.stdout
+    assert re.search(r"^lbr speed: \d+ hands/s", proc.stdout, re.M), proc.stdout
+    proc = _eval("--checkpoint", nlhe_checkpoint, "--exploitability")
+    assert proc.returncode == 2 and "--lbr" in proc.stderr and "not available" not in proc.stderr
+
+
+def test_cli_lbr_on_a_small_game_is_a_clear_error(tmp_path):
+    cfg = config_mod.default_for_game("kuhn")
+    solver = Solver(make_game(cfg), cfg)
+    solver.run(100)
+    save_solver(solver, tmp_path / "checkpoints" / "ckpt-000000000100.ckpt")
+    proc = _eval("--checkpoint", tmp_path, "--lbr")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "No-Limit Hold'em" in proc.stderr and "--exploitability" in proc.stderr

@@ -1,0 +1,103 @@
+"""Benchmark local best response (LBR) on one core.
+
+Prints, one ``name: value unit`` per line: the LBR result and hands/s for a checkpoint (or for
+a constant opponent of a config's game: ``--policy fold`` must give exactly 750 mbb/hand), the
+kernel counters per hand, and the time split: the equity vectors (measured separately per
+street on random spots, times how many the match computed) against the rest (range updates,
+strategy look-ups, buckets, playing the hands).
+
+    python tools/bench_lbr.py --checkpoint /tmp/runs/h10 --hands 20000
+    python tools/bench_lbr.py --policy fold --config configs/hunl_default.yaml --hands 2000
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from holdem.cli._common import iteration_count
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--checkpoint", metavar="PATH", help="checkpoint file or logdir")
+    source.add_argument("--policy", choices=("fold", "call"),
+                        help="a constant opponent on the game of --config instead")
+    parser.add_argument("--config", default="configs/hunl_default.yaml",
+                        help="game config for --policy (default: %(default)s)")
+    parser.add_argument("--hands", type=iteration_count, default=20_000,
+                        help="hands, played as duplicate pairs (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    parser.add_argument("--preflop-samples", type=iteration_count, default=None,
+                        help="Monte Carlo boards for preflop equity (default: the library's)")
+    parser.add_argument("--spots", type=iteration_count, default=50,
+                        help="random spots per street for the equity timing "
+                             "(default: %(default)s)")
+    return parser.parse_args(argv)
+
+
+def equity_seconds(spec, work, spots, seed):
+    """Median seconds to compute one equity vector on each street (random cards)."""
+    from holdem.analysis import lbr
+    from holdem.analysis import lbr_kernels as lk
+    from holdem.solver import rng
+
+    state = rng.make_states(seed, 1)[0]
+    deal = np.random.default_rng(seed)
+    out = []
+    for street in range(4):
+        times = []
+        for _ in range(spots + 1):
+            work.cards[:] = deal.permutation(52)[:9]
+            work.ready[:] = 0
+            lbr.live_combos(work, street)
+            start = time.perf_counter()
+            lk.street_equity(spec, work, np.int64(street), state)
+            times.append(time.perf_counter() - start)
+        out.append(float(np.median(times[1:])))         # the first call may load the kernel
+    return out
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    from holdem import config as config_mod
+    from holdem.analysis import lbr
+    from holdem.analysis.blueprint import Blueprint
+    from holdem.analysis.headtohead import _store_of
+    from holdem.games import make_game
+
+    samples = args.preflop_samples or lbr.DEFAULT_PREFLOP_SAMPLES
+    if args.checkpoint:
+        bp = Blueprint.load(args.checkpoint)
+        game, store, name = bp.game, _store_of(bp).arrays, str(bp.checkpoint.path)
+    else:
+        game = make_game(config_mod.load(args.config))
+        store, name = lbr.baseline_store(game, args.policy), f"always-{args.policy}"
+    start = time.perf_counter()
+    lbr.lbr_match(game, store, hands=2, seed=args.seed, preflop_samples=samples)
+    print(f"first call (compile or cache load, 2 hands): {time.perf_counter() - start:.2f} s")
+    result = lbr.lbr_match(game, store, hands=args.hands, seed=args.seed,
+                           preflop_samples=samples)
+    print(f"opponent: {name}")
+    print(result.line())
+    print(f"speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
+    for key, value in result.stats.items():
+        print(f"{key} per hand: {value / result.hands:.2f}")
+    per_street = equity_seconds(lbr.make_spec(None, samples), lbr.make_work(None), args.spots,
+                                args.seed)
+    equity = 0.0
+    for street, seconds in zip(("preflop", "flop", "turn", "river"), per_street):
+        equity += result.stats[f"equity_{street}"] * seconds
+        print(f"equity vector, {street}: {seconds * 1e3:.3f} ms")
+    share = min(1.0, equity / result.seconds)
+    print(f"time split: equity {100 * share:.0f}%, range updates and the rest "
+          f"{100 * (1 - share):.0f}% (equity estimated from the per-street timings)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
