@@ -313,3 +313,36 @@ def test_two_workers_train_the_three_way_game_and_resume(tmp_path):
     assert resumed.iterations == 8000 and resumed.infosets >= result.infosets
     match = head_to_head(holdem.Blueprint.load(tmp_path / "run2"), "random", hands=3000)
     assert match.hands == 3000 and match.ci95 > 0
+
+
+def test_pluribus_options_in_the_multiway_traversal():
+    """Pruning skips subtrees (fewer node visits for the same iterations), the regret floor
+    holds, and ``average_max_street: 0`` keeps strategy sums only preflop."""
+    from holdem.solver.solver import Solver
+
+    def run(**solver):
+        data = config_mod.to_dict(_six_max_config())
+        data["solver"].update(solver)
+        config = config_mod.from_dict(data, source="test")
+        s = Solver(make_game(config), config)
+        s.run(3000)
+        return s
+
+    plain = run()
+    pruned = run(prune=True, prune_after=1000, prune_prob=1.0, prune_threshold=-1.0,
+                 regret_floor=-5000.0, average_max_street=0)
+    assert pruned.workspace.visits[0] < 0.9 * plain.workspace.visits[0]
+    keys, num_actions, offsets, regrets, sums = pruned.store.used()
+    assert -5000.0 * 3 <= regrets.min() < -5000.0     # floored (x the linear weight, <= 3)
+    assert plain.store.used()[3].min() < -5000.0 * 3  # without the floor regrets go lower
+    # infosets whose strategy sums stayed zero are exactly the postflop ones: check the root's
+    root = MultiwayNode(pruned.game.multiway, pruned.game.rules.abstraction)
+    stored = [pruned.store.values_of(root.infoset_key(b)) for b in range(169)]
+    assert any(v is not None and v[1].sum() > 0 for v in stored)
+    flop = root
+    for _ in range(3):                                # call, call, check: a limped flop
+        flop = flop.child(flop.labels().index("c"))
+    assert flop.street == 1
+    postflop = [pruned.store.values_of(flop.infoset_key(b)) for b in range(50)]
+    assert any(v is not None for v in postflop)
+    assert all(v[1].sum() == 0.0 for v in postflop if v is not None)
