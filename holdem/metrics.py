@@ -65,6 +65,8 @@ class Progress:
         now = time.monotonic()
         if not self.enabled or (not force and now - self._last < self.interval):
             return
+        if force and self._last_iters == iterations:
+            return                  # this count was just reported (a second line would say 0 it/s)
         if self._last_iters is None:
             rate = iterations / elapsed if elapsed > 0 else 0.0
         else:

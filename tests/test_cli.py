@@ -152,3 +152,19 @@ def test_eval_matches_the_exploitability_the_training_log_showed(tmp_path):
     ev = run("eval_blueprint", "--checkpoint", tmp_path, "--exploitability")
     reported = float(re.search(r"^exploitability: (\S+)$", ev.stdout, re.M)[1])
     assert reported == pytest.approx(logged.value, rel=1e-6)      # TensorBoard stores float32
+
+
+def test_progress_does_not_repeat_a_count_with_zero_rate():
+    """The forced line at the end of a run is skipped when that iteration count was just
+    printed (it would otherwise show it/s=0)."""
+    import io
+
+    from holdem.metrics import Progress
+
+    out = io.StringIO()
+    progress = Progress(interval=0.0, stream=out, total_iters=1000)
+    progress.update(500, 1.0, 10, 1024)
+    progress.update(1000, 2.0, 10, 1024)
+    progress.update(1000, 2.0, 10, 1024, force=True)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and "iterations=1,000" in lines[-1] and "it/s=0" not in lines[-1]
