@@ -178,6 +178,26 @@ def _strategy_at(read, write, key, num_actions, sigma, is_delta):
     return woff, roff
 
 
+@njit_inline
+def close_node(write, ws, d, na, w, floor, is_delta):
+    """Leave the traverser's node at depth ``d`` once its explored actions have values: return
+    v = sum_a sigma(a) u(a) and add w * (u(a) - v) to each explored action's regret (floored
+    in-process; no update when ``ws.offset[d]`` < 0, i.e. the infoset did not fit)."""
+    v = 0.0
+    for a in range(na):
+        if ws.explored[d, a]:
+            v += ws.sigma[d, a] * ws.util[d, a]
+    off = ws.offset[d]
+    if off >= 0:
+        for a in range(na):
+            if ws.explored[d, a]:
+                r = write.regrets[off + a] + w * (ws.util[d, a] - v)
+                if not is_delta and r < floor:
+                    r = floor
+                write.regrets[off + a] = r
+    return v
+
+
 @njit
 def external_traverse(tree, stride, last_street, read, write, params, ws, traverser, w, prune,
                       state):
@@ -231,18 +251,7 @@ def external_traverse(tree, stride, last_street, read, write, params, ws, traver
             ws.node[d] = tree.child_start[node] + a
             ws.next_action[d] = -1
             continue
-        v = 0.0
-        for a in range(na):
-            if ws.explored[d, a]:
-                v += ws.sigma[d, a] * ws.util[d, a]
-        off = ws.offset[d]
-        for a in range(na):
-            if ws.explored[d, a]:
-                r = write.regrets[off + a] + w * (ws.util[d, a] - v)
-                if not params.is_delta and r < floor:
-                    r = floor
-                write.regrets[off + a] = r
-        ret = v
+        ret = close_node(write, ws, d, na, w, floor, params.is_delta)
         d -= 1
         if d < 0:
             return ret

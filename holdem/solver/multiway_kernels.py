@@ -19,7 +19,7 @@ import numpy as np
 from holdem._jit import njit, njit_inline
 from holdem.games.nlhe import multiway_kernels as mw
 from holdem.solver.kernels import (NO_FLOOR, _add_strategy, _normalize_positive, _sample,
-                                   begin_iteration)
+                                   begin_iteration, close_node)
 from holdem.store import kernels as store_kernels
 
 MwWorkspace = namedtuple("MwWorkspace", [
@@ -139,19 +139,7 @@ def external_traverse(g, read, write, params, ws, traverser, w, prune, state):
             d += 1
             ws.next_action[d] = -1
             continue
-        v = 0.0
-        for a in range(na):
-            if ws.explored[d, a]:
-                v += ws.sigma[d, a] * ws.util[d, a]
-        off = ws.offset[d]
-        if off >= 0:
-            for a in range(na):
-                if ws.explored[d, a]:
-                    r = write.regrets[off + a] + w * (ws.util[d, a] - v)
-                    if not params.is_delta and r < floor:
-                        r = floor
-                    write.regrets[off + a] = r
-        ret = v
+        ret = close_node(write, ws, d, na, w, floor, params.is_delta)
         d -= 1
         if d < 0:
             return ret
