@@ -239,8 +239,8 @@ class RunMonitor:
         """Head-to-head of the current average strategy against a baseline bot (NLHE)."""
         from holdem.analysis.headtohead import bot_tables, play_match
 
-        if self._bot_tables is None:
-            self._bot_tables = bot_tables(self.game)
+        if self._bot_tables is None and not self.game.is_multiway:
+            self._bot_tables = bot_tables(self.game)      # heads-up: per-node bot moves
         start = time.perf_counter()
         result = play_match(self.game, store.arrays, baseline, hands=self.config.train.eval_hands,
                             seed=int(iterations), tables=self._bot_tables)

@@ -346,3 +346,16 @@ def test_pluribus_options_in_the_multiway_traversal():
     postflop = [pruned.store.values_of(flop.infoset_key(b)) for b in range(50)]
     assert any(v is not None for v in postflop)
     assert all(v[1].sum() == 0.0 for v in postflop if v is not None)
+
+
+def test_baseline_match_during_multiway_training_reaches_tensorboard(tmp_path):
+    import holdem
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config = _six_max_config(iters=3000, eval_baseline="call", eval_hands=600,
+                             tensorboard=True)
+    holdem.train(config, tmp_path, progress=False)
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    values = [e.value for e in events.Scalars("eval/mbb_vs_call")]
+    assert values and all(np.isfinite(values))
