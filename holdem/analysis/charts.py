@@ -128,6 +128,10 @@ def range_chart(bp, line=(), average=True, check_representatives=True):
     line = tuple(line)
     if bp.game.name != "nlhe":
         raise ChartError(f"range charts are for No-Limit Hold'em, not {bp.game.name!r}")
+    if bp.game.is_multiway:
+        raise ChartError(f"range charts are for heads-up blueprints; this one has "
+                         f"{bp.game.num_players} players (use inspect_blueprint --spot or "
+                         "export_strategy for its preflop strategy)")
     try:
         node = bp.node_of(list(line))
     except ValueError as exc:

@@ -311,7 +311,8 @@ def main(argv=None):
     bp = Blueprint.load(args.checkpoint)
     if bp.game.name != "nlhe" or bp.game.num_players != 2:
         raise ConfigError(f"checkpoint {args.checkpoint}: play needs a heads-up No-Limit "
-                          f"Hold'em blueprint, not {bp.game.name!r}")
+                          f"Hold'em blueprint, not {bp.game.name!r} with "
+                          f"{bp.game.num_players} players")
     if args.big_blind < 2:
         raise ConfigError("--big-blind must be at least 2 chips")
     stack = round(args.stack * args.big_blind)
