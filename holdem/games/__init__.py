@@ -41,7 +41,8 @@ class Game:
     max_depth: int
     max_actions: int
     deck_size: int
-    rules: object = None      # LimitRules (small games) or NlheTree (labels, amounts)
+    rules: object = None      # LimitRules (small games), NlheTree (labels, amounts) or
+                              # MultiwayRules (table, action abstraction)
     buckets_sha256: str = ""  # of the bucket file (No-Limit Hold'em)
     buckets_path: str = ""
     multiway: object = None   # MultiwayArrays of the implicit 3-6 player game

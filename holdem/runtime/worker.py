@@ -48,7 +48,7 @@ class BatchRunner:
 
     def warm_up(self):
         """Compile (or load) the kernels on throw-away stores."""
-        scratch = RegretStore(row_capacity=self.game.initial_rows)
+        scratch = RegretStore(row_capacity=16)            # an empty read-only store
         read = scratch.arrays._replace(**{
             name: _readonly(getattr(scratch.arrays, name)) for name in scratch.arrays._fields})
         self.run(read, 0, 1, 0.0)
