@@ -160,7 +160,7 @@ class Blueprint:
             spot = self.multiway_node(labels)
             if spot.is_terminal:
                 raise ValueError(f"line {labels!r} ends the hand")
-            street, names = spot.street, spot.labels()
+            street, names, key_of = spot.street, spot.labels(), spot.infoset_key
         else:
             tree = self.game.tree
             node = self.node_of(labels)
@@ -169,6 +169,10 @@ class Blueprint:
             street = int(tree.street[node])
             c0 = int(tree.child_start[node])
             names = [self.game.rules.labels[c0 + a] for a in range(int(tree.num_actions[node]))]
+            history = int(tree.history[node]) * self.game.bucket_stride
+
+            def key_of(bucket):
+                return history + bucket
         need = (0, 3, 4, 5)[street]
         board = list(board)
         if len(board) < need:
@@ -178,11 +182,7 @@ class Blueprint:
         full_board = (board + filler)[:5]                 # later cards do not change the bucket
         bucket = int(lookup_buckets(self.game.deal.tables, np.array([hole]),
                                     np.array(full_board))[0, street])
-        if self.game.is_multiway:
-            key = spot.infoset_key(bucket)
-        else:
-            key = int(self.game.tree.history[node]) * self.game.bucket_stride + bucket
-        probs = self.strategy(key, len(names), average)
+        probs = self.strategy(key_of(bucket), len(names), average)
         return {name: float(probs[a]) for a, name in enumerate(names)}
 
     def translate_line(self, actions, big_blind):

@@ -122,6 +122,7 @@ class MultiwayNode:
         self.g = g
         self.abstraction = abstraction
         self.row = (g.root if row is None else row).copy()
+        self._actions = None
 
     @property
     def kind(self):
@@ -153,12 +154,14 @@ class MultiwayNode:
         return [bool((int(self.row[mk.F_FOLDED]) >> q) & 1) for q in range(int(self.g.num_players))]
 
     def actions(self):
-        """[(kind, to)] of the abstract actions (kernel order)."""
-        size = max_actions(self.g)
-        akind = np.zeros(size, np.int64)
-        ato = np.zeros(size, np.int64)
-        na = mk.legal_actions_py(self.g, self.row, akind, ato)
-        return [(int(akind[i]), int(ato[i])) for i in range(na)]
+        """[(kind, to)] of the abstract actions (kernel order); computed once per node."""
+        if self._actions is None:
+            size = max_actions(self.g)
+            akind = np.zeros(size, np.int64)
+            ato = np.zeros(size, np.int64)
+            na = mk.legal_actions_py(self.g, self.row, akind, ato)
+            self._actions = [(int(akind[i]), int(ato[i])) for i in range(na)]
+        return self._actions
 
     def labels(self):
         """Labels of the actions: ``f``, ``c``, then the raise labels (``r2.5b``, ``r0.5p``,
