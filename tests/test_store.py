@@ -189,3 +189,29 @@ def test_merge_rejects_changed_num_actions_without_writing():
         store.merge([7, 5], [1, 3], [9, 9, 9, 9], [9, 9, 9, 9])
     for x, y in zip(before, store.used()):
         np.testing.assert_array_equal(x, y)
+
+
+def test_prefetch_slot_changes_nothing_and_accepts_every_slot(rng):
+    from holdem._jit import njit
+
+    @njit
+    def prefetch_then_find(store, keys, out):
+        for i in range(keys.shape[0]):
+            kernels.prefetch_slot(store, keys[i])
+        for i in range(keys.shape[0]):
+            out[i] = kernels.find_entry(store, keys[i])
+
+    store = RegretStore(row_capacity=64)
+    keys = rng.choice(1 << 40, size=40, replace=False).astype(np.int64)
+    store.merge(keys, np.full(40, 3, np.int8), np.ones(120, np.float32), np.ones(120))
+    before = [a.copy() for a in store.arrays]
+    readonly = store.arrays._replace(table=store.arrays.table.view())
+    readonly.table.flags.writeable = False
+    probe = np.concatenate([keys, np.arange(1 << 12, dtype=np.int64)])   # every slot is hit
+    out = np.empty(probe.shape[0], np.int64)
+    prefetch_then_find(readonly, probe, out)
+    assert [int(out[i]) for i in range(40)] == [int(kernels.find_entry_py(store.arrays, k))
+                                              for k in keys]
+    assert (out[40:][~np.isin(probe[40:], keys)] == kernels.NOT_FOUND).all()
+    for a, b in zip(before, store.arrays):
+        np.testing.assert_array_equal(a, b)

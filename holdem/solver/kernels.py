@@ -160,6 +160,22 @@ def _infoset_key(tree, node, buckets, stride):
 
 
 @njit_inline
+def _prefetch_children(tree, node, stride, buckets, read, write, is_delta, explored):
+    """Prefetch the hash slots of the explored children that are decision nodes. The traverser
+    explores them depth first, one after another; without this each child's lookup misses the
+    cache in turn. Alternating runs with and without it in one process: +9-15% iterations/s
+    in-process and +10-24% in a worker on hunl_default, +32% and +38% on hunl_blueprint."""
+    child0 = tree.child_start[node]
+    for a in range(tree.num_actions[node]):
+        child = child0 + a
+        if explored[a] and tree.kind[child] == DECISION:
+            key = _infoset_key(tree, child, buckets, stride)
+            store_kernels.prefetch_slot(read, key)
+            if is_delta:
+                store_kernels.prefetch_slot(write, key)
+
+
+@njit_inline
 def _add_strategy(write, off, num_actions, sigma, weight):
     for a in range(num_actions):
         write.strategy_sum[off + a] += weight * sigma[a]
@@ -240,6 +256,8 @@ def external_traverse(tree, stride, last_street, read, write, params, ws, traver
                 ws.explored[d, a] = not (
                     roff >= 0 and tree.kind[child0 + a] == DECISION
                     and read.regrets[roff + a] < threshold)
+            _prefetch_children(tree, node, stride, ws.buckets, read, write, params.is_delta,
+                               ws.explored[d])
             ws.next_action[d] = 0
         na = tree.num_actions[node]
         a = ws.next_action[d]

@@ -20,6 +20,9 @@ when head-room runs short, see :func:`has_headroom`).
 from collections import namedtuple
 
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from holdem._jit import njit_exact as njit
 from holdem._jit import njit_inline
@@ -49,6 +52,36 @@ def entry_offset(entry):
 @njit_inline
 def entry_num_actions(entry):
     return entry & 255
+
+
+@intrinsic
+def _prefetch(typingctx, table, slot):
+    """Start loading ``table[slot, 0]``'s cache line (LLVM's prefetch: read, keep in all cache
+    levels). It never faults and has no other effect."""
+    if not isinstance(table, types.Array) or table.ndim != 2:
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary,
+                                       [args[1], context.get_constant(types.intp, 0)])
+        i32 = ir.IntType(32)
+        byte_ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr.type, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        builder.call(fn, [byte_ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(table, types.intp), codegen
+
+
+@njit_inline
+def prefetch_slot(store, key):
+    """Start loading the hash slot where a lookup of ``key`` begins, so that a lookup soon after
+    finds it in cache. Lets a traversal overlap the cache misses of several upcoming lookups
+    instead of paying them one after another."""
+    _prefetch(store.table, _slot_of(key, store.table.shape[0] - 1))
 
 
 @njit_inline
