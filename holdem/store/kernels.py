@@ -29,6 +29,8 @@ from holdem._jit import njit_inline
 
 EMPTY = -1
 NOT_FOUND = -1
+MERGE_SLOT_AHEAD = 16            # merge_delta's prefetch distances, in rows
+MERGE_VALUES_AHEAD = 8
 
 StoreArrays = namedtuple(
     "StoreArrays",
@@ -55,16 +57,17 @@ def entry_num_actions(entry):
 
 
 @intrinsic
-def _prefetch(typingctx, table, slot):
-    """Start loading ``table[slot, 0]``'s cache line (LLVM's prefetch: read, keep in all cache
-    levels). It never faults and has no other effect."""
-    if not isinstance(table, types.Array) or table.ndim != 2:
+def _prefetch(typingctx, arr, i):
+    """Start loading the cache line of ``arr[i]`` (1-D) or ``arr[i, 0]`` (2-D): LLVM's prefetch
+    (read, keep in all cache levels). It never faults and has no other effect."""
+    if not isinstance(arr, types.Array) or arr.ndim not in (1, 2):
         return None
 
     def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary,
-                                       [args[1], context.get_constant(types.intp, 0)])
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        index = [args[1]] + [context.get_constant(types.intp, 0)] * (aryty.ndim - 1)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, index)
         i32 = ir.IntType(32)
         byte_ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
         fn = cgutils.get_or_insert_function(
@@ -73,7 +76,7 @@ def _prefetch(typingctx, table, slot):
         builder.call(fn, [byte_ptr, i32(0), i32(3), i32(1)])
         return context.get_dummy_value()
 
-    return types.void(table, types.intp), codegen
+    return types.void(arr, types.intp), codegen
 
 
 @njit_inline
@@ -175,8 +178,18 @@ def merge_delta(store, keys, num_actions, regret_delta, strategy_delta, regret_f
     (pass -inf for none). The caller has validated the payload (see
     :func:`holdem.store.store.validate_delta` and :func:`find_mismatch`) and ensured capacity.
     """
+    n = keys.shape[0]
     pos = 0
-    for i in range(keys.shape[0]):
+    for i in range(n):
+        # Two-stage software pipeline over the independent rows: the slot of row i + 16, then
+        # (its slot by now in cache) the values of row i + 8, so that row i finds both in cache.
+        if i + MERGE_SLOT_AHEAD < n:
+            prefetch_slot(store, keys[i + MERGE_SLOT_AHEAD])
+        if i + MERGE_VALUES_AHEAD < n:
+            ahead = find_entry(store, keys[i + MERGE_VALUES_AHEAD])
+            if ahead != NOT_FOUND:
+                _prefetch(store.regrets, entry_offset(ahead))
+                _prefetch(store.strategy_sum, entry_offset(ahead))
         na = np.int64(num_actions[i])
         off = entry_offset(find_or_insert(store, keys[i], na))
         for a in range(na):
