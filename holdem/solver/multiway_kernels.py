@@ -74,6 +74,23 @@ def _strategy(read, write, key, na, sigma, is_delta):
 
 
 @njit_inline
+def _prefetch_children(g, row, scratch, ws, d, na, read, write, is_delta):
+    """Prefetch the hash slots of the traverser's explored children that are decision nodes
+    (not its folds), before it explores them depth first; ``scratch`` is overwritten. Each
+    child costs an extra ``apply_action``; alternating runs with and without it in one process
+    on 6-max: +9% iterations/s in-process and in a worker."""
+    for a in range(na):
+        if ws.explored[d, a] and ws.akind[d, a] != mw.ACT_FOLD:
+            mw.apply_action(g, row, scratch, ws.akind[d, a], ws.ato[d, a], a)
+            if scratch[mw.F_KIND] == mw.KIND_DECISION:
+                key = mw.infoset_key(scratch[mw.F_HASH],
+                                     ws.buckets[scratch[mw.F_PLAYER], scratch[mw.F_STREET]])
+                store_kernels.prefetch_slot(read, key)
+                if is_delta:
+                    store_kernels.prefetch_slot(write, key)
+
+
+@njit_inline
 def _terminal_value(g, row, traverser, ws):
     if (row[mw.F_FOLDED] >> traverser) & 1:
         return -np.float64(row[mw.F_CONTRIB + traverser])
@@ -128,6 +145,7 @@ def external_traverse(g, read, write, params, ws, traverser, w, prune, state):
                     mw.apply_action(g, row, rows[d + 1], ws.akind[d, a], ws.ato[d, a], a)
                     skip = rows[d + 1, mw.F_KIND] == mw.KIND_DECISION
                 ws.explored[d, a] = not skip
+            _prefetch_children(g, row, rows[d + 1], ws, d, na, read, write, params.is_delta)
             ws.next_action[d] = 0
         na = ws.num_actions[d]
         a = ws.next_action[d]
