@@ -68,7 +68,7 @@ class BatchRunner:
             self.delta.reserve(game.max_new_rows, game.max_new_entries)
             ran = run_kernel(game, read_arrays, self.delta.arrays, params, self.workspace,
                              state, t0 + done, n - done, self.utility[done:])
-            if ran == 0:          # reserve() guarantees room for one iteration: never loop on
+            if ran == 0:     # reserve() leaves room for an iteration; never spin if it did not
                 raise RuntimeError("the delta buffer has no room for an iteration")
             done += ran
         return float(self.utility[:n].sum()), int(self.workspace.visits[0])
