@@ -170,9 +170,7 @@ def _prefetch_children(tree, node, stride, buckets, read, write, is_delta, explo
         child = child0 + a
         if explored[a] and tree.kind[child] == DECISION:
             key = _infoset_key(tree, child, buckets, stride)
-            store_kernels.prefetch_slot(read, key)
-            if is_delta:
-                store_kernels.prefetch_slot(write, key)
+            store_kernels.prefetch_lookups(read, write, key, is_delta)
 
 
 @njit_inline

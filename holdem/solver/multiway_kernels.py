@@ -85,9 +85,7 @@ def _prefetch_children(g, row, scratch, ws, d, na, read, write, is_delta):
             if scratch[mw.F_KIND] == mw.KIND_DECISION:
                 key = mw.infoset_key(scratch[mw.F_HASH],
                                      ws.buckets[scratch[mw.F_PLAYER], scratch[mw.F_STREET]])
-                store_kernels.prefetch_slot(read, key)
-                if is_delta:
-                    store_kernels.prefetch_slot(write, key)
+                store_kernels.prefetch_lookups(read, write, key, is_delta)
 
 
 @njit_inline

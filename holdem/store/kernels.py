@@ -88,6 +88,15 @@ def prefetch_slot(store, key):
 
 
 @njit_inline
+def prefetch_lookups(read, write, key, is_delta):
+    """:func:`prefetch_slot` of ``key`` in the store a traversal reads and, in a worker, in the
+    delta it writes."""
+    prefetch_slot(read, key)
+    if is_delta:
+        prefetch_slot(write, key)
+
+
+@njit_inline
 def find_entry(store, key):
     """The entry (``offset << 8 | num_actions``) of ``key``, or NOT_FOUND. Read-only."""
     table = store.table
