@@ -65,6 +65,26 @@ def test_growth_keeps_every_row(rng):
             assert row == -1
 
 
+
+def test_table_is_sized_from_the_rows_not_the_row_capacity():
+    # 3,100 rows overflow a 3,000-row store: the row capacity doubles to 6,000, but 8,192 slots
+    # still hold 3,100 rows at most half full, so the table keeps its size (it used to double
+    # with the capacity, to 16,384 slots: a fifth full).
+    store = RegretStore(row_capacity=3000)
+    assert store.arrays.table.shape[0] == 8192
+    keys = np.arange(3100, dtype=np.int64) * 7919
+    store.merge(keys, np.full(3100, 2, np.int8), np.ones(6200, np.float32), np.ones(6200))
+    assert store.arrays.row_key.shape[0] == 6000
+    assert store.arrays.table.shape[0] == 8192
+    # One row more than half the table grows it to the next power of two holding it.
+    more = np.arange(3100, 4097, dtype=np.int64) * 7919
+    store.merge(more, np.full(more.size, 2, np.int8), np.ones(2 * more.size, np.float32),
+                np.ones(2 * more.size))
+    assert store.arrays.table.shape[0] == 16384
+    for key in (0, 3099 * 7919, 4096 * 7919):
+        regrets, _ = store.values_of(key)
+        assert regrets.tolist() == [1.0, 1.0]
+
 @pytest.mark.parametrize("floor", [None, -2.0, 0.0])
 def test_merge_delta_kernel_against_reference(rng, floor):
     key_space = 3_000

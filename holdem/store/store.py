@@ -89,7 +89,9 @@ class RegretStore:
             row_cap *= 2
         while entry_cap < need_entries:
             entry_cap *= 2
-        table_cap = max(table_cap, _pow2_at_least(2 * row_cap))
+        # The table is sized from the rows it must hold now, not from the doubled row capacity:
+        # a sparser table spreads the same keys over more cache lines (and memory).
+        table_cap = max(table_cap, _pow2_at_least(2 * need_rows))
         self._resize(row_cap, entry_cap, table_cap)
         return True
 
