@@ -65,11 +65,15 @@ def encode_delta(batch_id, worker, generation, iters, utility_sum, visits, secon
         "v": VERSION, "id": int(batch_id), "worker": int(worker), "generation": int(generation),
         "iters": int(iters), "utility_sum": float(utility_sum), "visits": int(visits),
         "seconds": float(seconds),
-        "keys": np.ascontiguousarray(keys, "<i8").tobytes(),
-        "num_actions": np.ascontiguousarray(num_actions, "<i1").tobytes(),
-        "regrets": np.ascontiguousarray(regrets, "<f4").tobytes(),
-        "strategy": np.ascontiguousarray(strategy, "<f8").tobytes(),
+        "keys": _raw(keys, "<i8"), "num_actions": _raw(num_actions, "<i1"),
+        "regrets": _raw(regrets, "<f4"), "strategy": _raw(strategy, "<f8"),
     }, use_bin_type=True)
+
+
+def _raw(values, dtype):
+    """The bytes of ``values`` as ``dtype`` for msgpack, without the copy ``tobytes`` makes
+    (msgpack packs a buffer as bin directly)."""
+    return memoryview(np.ascontiguousarray(values, dtype)).cast("B")
 
 
 _DELTA_FIELDS = {"id": int, "worker": int, "generation": int, "iters": int,
