@@ -65,7 +65,6 @@ def test_growth_keeps_every_row(rng):
             assert row == -1
 
 
-
 def test_table_is_sized_from_the_rows_not_the_row_capacity():
     # 3,100 rows overflow a 3,000-row store: the row capacity doubles to 6,000, but 8,192 slots
     # still hold 3,100 rows at most half full, so the table keeps its size (it used to double
@@ -84,6 +83,7 @@ def test_table_is_sized_from_the_rows_not_the_row_capacity():
     for key in (0, 3099 * 7919, 4096 * 7919):
         regrets, _ = store.values_of(key)
         assert regrets.tolist() == [1.0, 1.0]
+
 
 @pytest.mark.parametrize("floor", [None, -2.0, 0.0])
 def test_merge_delta_kernel_against_reference(rng, floor):
