@@ -85,6 +85,37 @@ def test_table_is_sized_from_the_rows_not_the_row_capacity():
         assert regrets.tolist() == [1.0, 1.0]
 
 
+def test_merge_grows_only_for_rows_that_are_new(rng):
+    # A full store: 32 rows in 64 table slots. Deltas of rows it holds, however long, must not
+    # grow it (merge used to reserve room for every row of a delta, as if all were new).
+    actions_of = rng.integers(1, 5, size=1_000)
+    store = RegretStore(row_capacity=32, entry_capacity=4 * 32)
+    reference = DictStore()
+    held = np.arange(32)
+    first = (held, actions_of[held], np.zeros(int(actions_of[held].sum()), np.float32),
+             np.zeros(int(actions_of[held].sum())))
+    for target in (store, reference):
+        target.merge(*first)
+    arrays = store.arrays
+    for _ in range(5):
+        delta = random_delta(rng, 32, actions_of, num_keys=500)
+        store.merge(*delta)
+        reference.merge(*delta)
+    assert store.arrays is arrays
+    # New rows scattered through a delta of held rows: the merge stops at each one that does
+    # not fit, grows, and carries on where it stopped.
+    keys = rng.permutation(np.concatenate([rng.integers(0, 32, size=400),
+                                           np.arange(32, 100)]))
+    num_actions = actions_of[keys]
+    m = int(num_actions.sum())
+    delta = (keys, num_actions, rng.standard_normal(m).astype(np.float32), rng.random(m))
+    store.merge(*delta)
+    reference.merge(*delta)
+    assert store.arrays is not arrays
+    assert store.arrays.row_key.shape[0] == 128               # 100 rows: two doublings of 32
+    assert_same(store, reference)
+
+
 @pytest.mark.parametrize("floor", [None, -2.0, 0.0])
 def test_merge_delta_kernel_against_reference(rng, floor):
     key_space = 3_000
@@ -95,8 +126,10 @@ def test_merge_delta_kernel_against_reference(rng, floor):
     for batch in range(20):
         keys, num_actions, regret_delta, strategy_delta = random_delta(
             rng, key_space, actions_of, num_keys=400, scale=3.0)
-        kernels.merge_delta(store.arrays, keys.astype(np.int64), num_actions.astype(np.int8),
-                            regret_delta, strategy_delta, kernel_floor)
+        done = kernels.merge_delta(store.arrays, keys.astype(np.int64),
+                                   num_actions.astype(np.int8), regret_delta, strategy_delta,
+                                   kernel_floor, 0, 0, kernels.merge_ring())
+        assert done == (len(keys), len(regret_delta))
         reference.merge(keys, num_actions, regret_delta, strategy_delta, kernel_floor)
     assert_same(store, reference)
     regrets = store.used()[3]

@@ -240,7 +240,8 @@ def bench_merge(args):
 
     before = store.arrays
     best, median = best_ms(lambda: kernels.merge_delta(
-        store.arrays, delta_keys, delta_na, regret_delta, strategy_delta, -np.inf))
+        store.arrays, delta_keys, delta_na, regret_delta, strategy_delta, -np.inf, 0, 0,
+        kernels.merge_ring()))
     report("merge: kernels.merge_delta", f"{best:.1f}",
            f"ms (median {median:.1f} ms, best of {args.repeats}; "
            f"{delta_rows * na / best / 1e3:.1f} M entries/s)")

@@ -31,6 +31,7 @@ EMPTY = -1
 NOT_FOUND = -1
 MERGE_SLOT_AHEAD = 16            # merge_delta's prefetch distances, in rows
 MERGE_VALUES_AHEAD = 8
+MERGE_RING = 16                 # > MERGE_VALUES_AHEAD, a power of two
 
 StoreArrays = namedtuple(
     "StoreArrays",
@@ -177,30 +178,52 @@ def find_mismatch(store, keys, num_actions):
     return -1
 
 
+@njit_inline
+def _look_ahead(store, key):
+    """find_entry of a row merged soon, starting the load of its values when it is found."""
+    entry = find_entry(store, key)
+    if entry != NOT_FOUND:
+        _prefetch(store.regrets, entry_offset(entry))
+        _prefetch(store.strategy_sum, entry_offset(entry))
+    return entry
+
+
 @njit
-def merge_delta(store, keys, num_actions, regret_delta, strategy_delta, regret_floor):
-    """Add a sparse delta into the store in one pass.
+def merge_delta(store, keys, num_actions, regret_delta, strategy_delta, regret_floor, start, pos,
+                ring):
+    """Add a sparse delta into the store in one pass; returns (rows merged, values merged).
 
     ``keys`` int64[n] and ``num_actions`` int8[n] describe n infosets; their per-action values lie
     back to back in ``regret_delta`` float32[m] and ``strategy_delta`` float64[m] with
-    m = sum(num_actions). New infosets are inserted. Regrets are clamped at ``regret_floor``
-    (pass -inf for none). The caller has validated the payload (see
-    :func:`holdem.store.store.validate_delta` and :func:`find_mismatch`) and ensured capacity.
+    m = sum(num_actions). Merging starts at row ``start``, whose values begin at ``pos``. New
+    infosets are inserted; the pass stops early, returning where it stopped, at a new infoset
+    that does not fit (:func:`has_headroom`), so the caller grows the store only for rows that
+    are really new and calls again from there. Regrets are clamped at ``regret_floor`` (pass
+    -inf for none). ``ring`` is int64 scratch of MERGE_RING entries. The caller has validated
+    the payload (see :func:`holdem.store.store.validate_delta` and :func:`find_mismatch`).
     """
     n = keys.shape[0]
-    pos = 0
-    for i in range(n):
-        # Two-stage software pipeline over the independent rows: the slot of row i + 16, then
-        # (its slot by now in cache) the values of row i + 8, so that row i finds both in cache.
+    mask = MERGE_RING - 1
+    # Two-stage software pipeline over the rows: the slot of row i + 16 is prefetched, then
+    # (that slot by now in cache) row i + 8 is looked up and its values prefetched, so row i
+    # finds both in cache. The lookup is kept in ``ring`` for row i: one probe per row.
+    # Looking up ahead is safe because inserting other keys moves no entry; a key found
+    # missing ahead but inserted since (a repeated key) is found by find_or_insert.
+    for j in range(start, min(start + MERGE_VALUES_AHEAD, n)):
+        ring[j & mask] = _look_ahead(store, keys[j])
+    for i in range(start, n):
         if i + MERGE_SLOT_AHEAD < n:
             prefetch_slot(store, keys[i + MERGE_SLOT_AHEAD])
         if i + MERGE_VALUES_AHEAD < n:
-            ahead = find_entry(store, keys[i + MERGE_VALUES_AHEAD])
-            if ahead != NOT_FOUND:
-                _prefetch(store.regrets, entry_offset(ahead))
-                _prefetch(store.strategy_sum, entry_offset(ahead))
+            ring[(i + MERGE_VALUES_AHEAD) & mask] = _look_ahead(
+                store, keys[i + MERGE_VALUES_AHEAD])
         na = np.int64(num_actions[i])
-        off = entry_offset(find_or_insert(store, keys[i], na))
+        entry = ring[i & mask]
+        if entry == NOT_FOUND:
+            if not has_headroom(store, 1, na):
+                return i, pos
+            entry = find_or_insert(store, keys[i], na)
+        off = entry_offset(entry)
         for a in range(na):
             r = store.regrets[off + a] + regret_delta[pos + a]
             if r < regret_floor:
@@ -208,6 +231,12 @@ def merge_delta(store, keys, num_actions, regret_delta, strategy_delta, regret_f
             store.regrets[off + a] = r
             store.strategy_sum[off + a] += strategy_delta[pos + a]
         pos += na
+    return n, pos
+
+
+def merge_ring():
+    """Scratch for :func:`merge_delta`."""
+    return np.empty(MERGE_RING, np.int64)
 
 
 @njit

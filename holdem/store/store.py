@@ -152,9 +152,17 @@ class RegretStore:
                 raise ValueError(f"malformed delta: key {int(keys[bad])} has "
                                  f"{int(num_actions[bad])} actions, the store holds another "
                                  "number")
-        self.reserve(keys.shape[0], regret_delta.shape[0])
         floor = -np.inf if regret_floor is None else float(regret_floor)
-        kernels.merge_delta(self.arrays, keys, num_actions, regret_delta, strategy_delta, floor)
+        done, pos, ring = 0, 0, kernels.merge_ring()
+        while True:
+            done, pos = kernels.merge_delta(self.arrays, keys, num_actions, regret_delta,
+                                            strategy_delta, floor, done, pos, ring)
+            if done == keys.shape[0]:
+                return
+            # Grown only for the new row that did not fit: reserving room for every row of the
+            # delta, as if all were new, doubled the shared store's table and arrays (hunl_default:
+            # 36.4 MB against 24.2 MB in-process) and spread the hot rows over more cache lines.
+            self.reserve(1, int(num_actions[done]))
 
     @classmethod
     def from_arrays(cls, keys, num_actions, regrets, strategy_sum, allocator=None):
