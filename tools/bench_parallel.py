@@ -14,14 +14,21 @@ in-process (``--num-workers 1``) and with ``--workers`` worker processes -- and 
   process but its pages are shared, so PSS of main + N workers ~= one store + main's constant +
   N x the per-worker constant printed at the end.
 
+With ``--rounds N`` the pair is run N times, alternating (in-process, workers, workers,
+in-process, ...), and the speed-up is also given from the median rates, with every round's
+figures: on a machine whose speed drifts, one pair taken minutes apart can mislead either way.
+The detailed report is the last round's.
+
     python tools/bench_parallel.py --quick                  # about 20-30 seconds
     python tools/bench_parallel.py                          # Leduc, 20 M iterations per run
     python tools/bench_parallel.py --game kuhn --seconds 20 --workers 2
+    python tools/bench_parallel.py --config configs/hunl_default.yaml --seconds 60 --rounds 3
 """
 
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -230,6 +237,9 @@ def build_parser():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true",
                    help="8 seconds of training per run (about 20-30 s in all)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run the pair this many times, alternating the order, and report "
+                        "median rates too (default 1)")
     p.add_argument("--logdir", metavar="DIR",
                    help="keep both runs under DIR (default: a temporary directory)")
     return p
@@ -241,6 +251,8 @@ def main(argv=None):
         args.seconds = 8.0
     if args.workers < 2:
         raise SystemExit("--workers must be at least 2")
+    if args.rounds < 1:
+        raise SystemExit("--rounds must be at least 1")
     what = f"{args.seconds:g} s" if args.seconds is not None else f"{args.iters:,} iterations"
     if args.config:
         args.game = Path(args.config).stem
@@ -249,10 +261,32 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="bench-parallel-") as tmp:
         base = Path(args.logdir) if args.logdir else Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
-        single = train(args, base / "in-process", 1)
-        multi = train(args, base / f"workers-{args.workers}", args.workers)
-        report(single, multi)
+        rounds = []
+        for k in range(args.rounds):
+            suffix = "" if args.rounds == 1 else f"-round{k + 1}"
+            order = (1, args.workers) if k % 2 == 0 else (args.workers, 1)
+            runs = {n: train(args, base / (("in-process" if n == 1 else f"workers-{n}")
+                                           + suffix), n) for n in order}
+            rounds.append((runs[1], runs[args.workers]))
+            if args.rounds > 1:
+                print(f"round {k + 1}: in-process {runs[1].rate:,.0f} it/s, {args.workers} "
+                      f"workers {runs[args.workers].rate:,.0f} it/s "
+                      f"({runs[args.workers].rate / runs[1].rate:.2f}x)", flush=True)
+        report(*rounds[-1])
+        if args.rounds > 1:
+            report_rounds(rounds)
     return 0
+
+
+def report_rounds(rounds):
+    """Median rates over the rounds and the speed-up they give."""
+    single = statistics.median(s.rate for s, _ in rounds)
+    multi = statistics.median(m.rate for _, m in rounds)
+    ratios = ", ".join(f"{m.rate / s.rate:.2f}x" for s, m in rounds)
+    print(f"rounds: {len(rounds)} (speed-ups {ratios})")
+    print(f"median in-process: {single:,.0f} it/s")
+    print(f"median {rounds[0][1].label}: {multi:,.0f} it/s")
+    print(f"speed-up of the medians: {multi / single:.2f}x")
 
 
 if __name__ == "__main__":
