@@ -15,8 +15,9 @@ in-process (``--num-workers 1``) and with ``--workers`` worker processes -- and 
   N x the per-worker constant printed at the end.
 
 With ``--rounds N`` the pair is run N times, alternating (in-process, workers, workers,
-in-process, ...), and the speed-up is also given from the median rates, with every round's
-figures: on a machine whose speed drifts, one pair taken minutes apart can mislead either way.
+in-process, ...), and the speed-up is also given as the median of the rounds' speed-ups and
+from the median rates, with every round's figures: on a machine whose speed drifts, one pair
+taken minutes apart can mislead either way.
 The detailed report is the last round's.
 
     python tools/bench_parallel.py --quick                  # about 20-30 seconds
@@ -287,6 +288,10 @@ def report_rounds(rounds):
     print(f"median in-process: {single:,.0f} it/s")
     print(f"median {rounds[0][1].label}: {multi:,.0f} it/s")
     print(f"speed-up of the medians: {multi / single:.2f}x")
+    # A round's two runs are minutes apart; the medians above may come from different rounds,
+    # which misleads when the machine's speed shifts during the benchmark.
+    median_ratio = statistics.median(m.rate / s.rate for s, m in rounds)
+    print(f"median of the rounds' speed-ups: {median_ratio:.2f}x")
 
 
 if __name__ == "__main__":
