@@ -240,7 +240,7 @@ def build_parser():
                    help="8 seconds of training per run (about 20-30 s in all)")
     p.add_argument("--rounds", type=int, default=1,
                    help="run the pair this many times, alternating the order, and report "
-                        "median rates too (default 1)")
+                        "the median speed-up too (default 1)")
     p.add_argument("--logdir", metavar="DIR",
                    help="keep both runs under DIR (default: a temporary directory)")
     return p
@@ -280,19 +280,17 @@ def main(argv=None):
 
 
 def report_rounds(rounds):
-    """Median rates over the rounds and the speed-up they give."""
+    """Every round's speed-up, their median, and the speed-up of the median rates."""
+    speedups = [m.rate / s.rate for s, m in rounds]
     single = statistics.median(s.rate for s, _ in rounds)
     multi = statistics.median(m.rate for _, m in rounds)
-    ratios = ", ".join(f"{m.rate / s.rate:.2f}x" for s, m in rounds)
-    print(f"rounds: {len(rounds)} (speed-ups {ratios})")
+    print(f"rounds: {len(rounds)} (speed-ups {', '.join(f'{x:.2f}x' for x in speedups)})")
     print(f"median in-process: {single:,.0f} it/s")
     print(f"median {rounds[0][1].label}: {multi:,.0f} it/s")
     print(f"speed-up of the medians: {multi / single:.2f}x")
     # A round's two runs are minutes apart; the medians above may come from different rounds,
     # which misleads when the machine's speed shifts during the benchmark.
-    median_ratio = statistics.median(m.rate / s.rate for s, m in rounds)
-    print(f"median of the rounds' speed-ups: {median_ratio:.2f}x")
-
+    print(f"median of the rounds' speed-ups: {statistics.median(speedups):.2f}x")
 
 if __name__ == "__main__":
     sys.exit(main())
