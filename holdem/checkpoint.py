@@ -19,6 +19,12 @@ field. Writes go to a hidden temporary file in the same directory, are fsynced, 
 the final name (atomic on POSIX); loaders never pick the temporary name.
 
 Files are named ``ckpt-<iterations, 12 digits>.ckpt`` inside ``<logdir>/checkpoints/``.
+
+The second half of this module reads and writes a *training run* in that format: the header a run
+writes (:func:`run_header`), the store's arrays (:func:`store_snapshot`), and on the way back a
+store rebuilt from a checkpoint (:func:`store_from_checkpoint`), the check that a resumed run or an
+analysis loads the same game and abstraction (:func:`check_resume_config`) and the run's counters
+(:func:`run_state`). Analysis and training both read checkpoints through these functions only.
 """
 
 import platform
@@ -32,7 +38,9 @@ from pathlib import Path
 import msgpack
 import numpy as np
 
+from holdem import config as config_mod
 from holdem.fileio import atomic_open
+from holdem.store.store import RegretStore
 
 MAGIC = b"HOLDEMCK"
 FORMAT_VERSION = 1
@@ -239,3 +247,110 @@ def prune(directory, keep):
                 stale.unlink()
         except OSError:
             pass
+
+
+# -- training runs in checkpoints -------------------------------------------------------------
+STORE_ARRAYS = ("keys", "num_actions", "regrets", "strategy_sum")
+
+
+def run_header(game, config, store, iterations, elapsed, schedule, rng_states, extra=None):
+    """The header a training run writes: game, abstraction, resolved config, counters, schedule
+    state, RNG states (lists of ints) and store statistics (``extra`` adds fields)."""
+    header = {
+        "game": game.name,
+        "abstraction": {"buckets_sha256": game.buckets_sha256,
+                        "buckets_path": game.buckets_path},
+        "config": config_mod.to_dict(config),
+        "iterations": int(iterations),
+        "elapsed": float(elapsed),
+        "schedule": dict(schedule),
+        "rng": [[int(x) for x in state] for state in rng_states],
+        "stats": {"infosets": store.num_infosets, "entries": store.num_entries,
+                  "store_bytes": store.nbytes},
+    }
+    header.update(extra or {})
+    return header
+
+
+def store_snapshot(store):
+    """Copies of the used part of a store, named as in a checkpoint (taken quickly; written to
+    disk afterwards, while the store goes on changing)."""
+    keys, num_actions, _, regrets, strategy_sum = store.used()
+    return {"keys": keys.copy(), "num_actions": num_actions.copy(), "regrets": regrets.copy(),
+            "strategy_sum": strategy_sum.copy()}
+
+
+def store_from_checkpoint(checkpoint, game=None, allocator=None):
+    """Rebuild a :class:`RegretStore` from a checkpoint, checking its keys against ``game``.
+    Rows keep the checkpoint's order, so row indices and value offsets are those of the run
+    that wrote it."""
+    arrays = checkpoint.arrays
+    for name in STORE_ARRAYS:
+        if name not in arrays:
+            raise CheckpointError(f"checkpoint {checkpoint.path}: arrays: missing {name!r}")
+    keys, num_actions = arrays["keys"], arrays["num_actions"]
+    if game is not None and not game.keys_match(keys, num_actions):
+        raise CheckpointError(f"checkpoint {checkpoint.path}: keys: infosets do not belong to "
+                              f"game {game.name!r}")
+    try:
+        return RegretStore.from_arrays(keys, num_actions, arrays["regrets"],
+                                       arrays["strategy_sum"], allocator=allocator)
+    except ValueError as exc:
+        raise CheckpointError(f"checkpoint {checkpoint.path}: arrays: {exc}") from None
+
+
+def check_resume_config(checkpoint, config, game=None):
+    """The stored config, after checking that ``config`` (and its built ``game``) trains the
+    same game with the same abstraction as the checkpoint (``config`` None: no check)."""
+    where = f"checkpoint {checkpoint.path}"
+    stored = config_mod.from_dict(checkpoint.header["config"], source=where)
+    if config is None:
+        return stored
+    if config.game.name != stored.game.name:
+        raise CheckpointError(f"{where}: game: checkpoint is {stored.game.name!r}, the run is "
+                              f"configured for {config.game.name!r}")
+    if stored.game.name == "nlhe":
+        old_sections, new_sections = config_mod.to_dict(stored), config_mod.to_dict(config)
+        for section in ("game", "actions"):
+            old, new = old_sections[section], new_sections[section]
+            for key in old:
+                if key != "buckets" and old[key] != new[key]:
+                    raise CheckpointError(
+                        f"{where}: {section}.{key}: checkpoint has {old[key]!r}, the run "
+                        f"{new[key]!r}; a resumed run must keep its game and abstraction")
+        stored_sha = checkpoint.header.get("abstraction", {}).get("buckets_sha256", "")
+        if game is not None and stored_sha != game.buckets_sha256:
+            raise CheckpointError(
+                f"{where}: abstraction.buckets_sha256: the checkpoint was trained with bucket "
+                f"file {stored_sha[:12]}..., the run loads {game.buckets_path} "
+                f"({game.buckets_sha256[:12]}...)")
+    return stored
+
+
+@dataclass
+class RunState:
+    """The counters a run resumes from: iterations, training seconds, schedule and RNG."""
+
+    iterations: int
+    elapsed: float
+    schedule: dict
+    rng_state: np.ndarray       # uint64[4]: the in-process stream (the first of ``rng``)
+
+
+def run_state(checkpoint):
+    """The :class:`RunState` stored in ``checkpoint``'s header (malformed fields raise
+    :class:`CheckpointError` naming them)."""
+    header = checkpoint.header
+    schedule = header.get("schedule", {})
+    if not isinstance(schedule, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in schedule.values()):
+        _fail(checkpoint.path, "schedule", "malformed")
+    try:
+        elapsed = float(header.get("elapsed", 0.0))
+        rng_state = np.array(header["rng"][0], dtype=np.uint64)
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError):
+        _fail(checkpoint.path, "rng", "malformed")
+    if rng_state.shape != (4,):
+        _fail(checkpoint.path, "rng", "malformed")
+    return RunState(iterations=int(header["iterations"]), elapsed=elapsed,
+                    schedule=dict(schedule), rng_state=rng_state)

@@ -1,15 +1,18 @@
-"""Training runs: the loop around the solver that owns time budgets, checkpoints and logging.
+"""Training runs: one loop that owns stop conditions, checkpoints, monitoring, schedules and
+resume, with an *executor* passed in that runs the iterations.
 
 :func:`train` is the Python API behind ``python -m holdem.cli.train_blueprint``. One run:
 
-1. compile (or load from numba's cache) the kernels, timing it;
-2. run iterations -- in this process (``num_workers: 1``) in chunks of about 0.2 s, or in
-   persistent worker processes (:mod:`holdem.runtime.trainer`) -- until ``iters`` (the run's
-   total) or ``time_budget`` (seconds of training in this invocation, start-up excluded) is
-   reached, or SIGINT/SIGTERM arrives;
-3. checkpoint every ``snapshot_interval`` seconds and once at the end, keeping the newest K;
-4. report progress on stderr and, with ``tensorboard``, scalars under the logdir;
-5. return a :class:`RunResult` (the CLI prints it as the ``done:`` line).
+1. builds the game and the store (fresh, or from ``resume_from``), and lets the executor compile
+   (or load from numba's cache) its kernels, timing it;
+2. hands batches of iterations to the executor -- :class:`holdem.runtime.executor.InProcessExecutor`
+   (``num_workers: 1``) or :class:`holdem.runtime.process.ProcessExecutor` (persistent worker
+   processes) -- until ``iters`` (the run's total) or ``time_budget`` (seconds of training in this
+   invocation, start-up excluded) is reached, or SIGINT/SIGTERM arrives;
+3. applies the DCFR sweeps the executor leaves to it, checkpoints every ``snapshot_interval``
+   seconds and once at the end, keeping the newest K;
+4. reports progress on stderr and, with ``tensorboard``, scalars under the logdir;
+5. returns a :class:`RunResult` (the CLI prints it as the ``done:`` line).
 
 In-process with a fixed seed a run is bit-for-bit reproducible, also across a stop and resume,
 provided the schedules count iterations (the default).
@@ -23,16 +26,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.games import make_game
-from holdem.metrics import Progress, TensorBoardWriter, WindowMean, format_bytes, log
-from holdem.solver.solver import Solver
+from holdem.metrics import format_bytes, log
+from holdem.monitor import RunMonitor
+from holdem.runtime.executor import Batch
+from holdem.solver.solver import DcfrSchedule
 from holdem.store.store import RegretStore
-
-_CHUNK_SECONDS = 0.2
 
 
 @dataclass
@@ -58,102 +59,6 @@ class RunResult:
         return (f"done: iterations={self.iterations} elapsed={self.elapsed:.3f} "
                 f"it/s={self.iters_per_sec:.1f} infosets={self.infosets} "
                 f"checkpoint={Path(self.checkpoint).resolve()}")
-
-
-# -- checkpoints ------------------------------------------------------------------------------
-def run_header(game, config, store, iterations, elapsed, schedule, rng_states, extra=None):
-    header = {
-        "game": game.name,
-        "abstraction": {"buckets_sha256": game.buckets_sha256,
-                        "buckets_path": game.buckets_path},
-        "config": config_mod.to_dict(config),
-        "iterations": int(iterations),
-        "elapsed": float(elapsed),
-        "schedule": dict(schedule),
-        "rng": [[int(x) for x in state] for state in rng_states],
-        "stats": {"infosets": store.num_infosets, "entries": store.num_entries,
-                  "store_bytes": store.nbytes},
-    }
-    header.update(extra or {})
-    return header
-
-
-def store_snapshot(store):
-    """Copies of the used part of a store (taken quickly; written to disk afterwards)."""
-    keys, num_actions, _, regrets, strategy_sum = store.used()
-    return {"keys": keys.copy(), "num_actions": num_actions.copy(), "regrets": regrets.copy(),
-            "strategy_sum": strategy_sum.copy()}
-
-
-def save_solver(solver, path):
-    return ckpt.save(path, _solver_header(solver), store_snapshot(solver.store))
-
-
-def store_from_checkpoint(checkpoint, game=None, allocator=None):
-    """Rebuild a :class:`RegretStore` from a checkpoint, checking it against ``game``."""
-    arrays = checkpoint.arrays
-    for name in ("keys", "num_actions", "regrets", "strategy_sum"):
-        if name not in arrays:
-            raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: arrays: missing {name!r}")
-    keys, num_actions = arrays["keys"], arrays["num_actions"]
-    if game is not None:
-        if not game.keys_match(keys, num_actions):
-            raise ckpt.CheckpointError(
-                f"checkpoint {checkpoint.path}: keys: infosets do not belong to game "
-                f"{game.name!r}")
-    try:
-        return RegretStore.from_arrays(keys, num_actions, arrays["regrets"],
-                                       arrays["strategy_sum"], allocator=allocator)
-    except ValueError as exc:
-        raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: arrays: {exc}") from None
-
-
-def check_resume_config(checkpoint, config, game=None):
-    """The stored config, after checking that ``config`` (and its built ``game``) trains the
-    same game with the same abstraction as the checkpoint."""
-    where = f"checkpoint {checkpoint.path}"
-    stored = config_mod.from_dict(checkpoint.header["config"], source=where)
-    if config is None:
-        return stored
-    if config.game.name != stored.game.name:
-        raise ckpt.CheckpointError(f"{where}: game: checkpoint is {stored.game.name!r}, the "
-                                   f"run is configured for {config.game.name!r}")
-    if stored.game.name == "nlhe":
-        for section in ("game", "actions"):
-            old, new = config_mod.to_dict(stored)[section], config_mod.to_dict(config)[section]
-            for key in old:
-                if key != "buckets" and old[key] != new[key]:
-                    raise ckpt.CheckpointError(
-                        f"{where}: {section}.{key}: checkpoint has {old[key]!r}, the run "
-                        f"{new[key]!r}; a resumed run must keep its game and abstraction")
-        stored_sha = checkpoint.header.get("abstraction", {}).get("buckets_sha256", "")
-        if game is not None and stored_sha != game.buckets_sha256:
-            raise ckpt.CheckpointError(
-                f"{where}: abstraction.buckets_sha256: the checkpoint was trained with bucket "
-                f"file {stored_sha[:12]}..., the run loads {game.buckets_path} "
-                f"({game.buckets_sha256[:12]}...)")
-    return stored
-
-
-def solver_from_checkpoint(checkpoint, config=None):
-    """A :class:`Solver` restored from a checkpoint (``config`` overrides the stored one; its
-    game must match)."""
-    header = checkpoint.header
-    stored = check_resume_config(checkpoint, config)
-    config = config or stored
-    game = make_game(config)
-    check_resume_config(checkpoint, config, game)
-    store = store_from_checkpoint(checkpoint, game)
-    try:
-        rng_state = np.array(header["rng"][0], dtype=np.uint64)
-        steps = int(header.get("schedule", {}).get("dcfr_steps", 0))
-    except (KeyError, IndexError, TypeError, ValueError, OverflowError):
-        raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: rng: malformed") from None
-    if rng_state.shape != (4,):
-        raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: rng: malformed")
-    return Solver(game, config, store=store, rng_state=rng_state,
-                  iterations=header["iterations"], elapsed=float(header.get("elapsed", 0.0)),
-                  dcfr_steps=steps)
 
 
 class CheckpointWriter:
@@ -202,94 +107,6 @@ class CheckpointWriter:
             raise err
 
 
-# -- monitoring -------------------------------------------------------------------------------
-class RunMonitor:
-    """Progress line, TensorBoard scalars and periodic exact evaluation for one run."""
-
-    def __init__(self, config, logdir, game, progress=True):
-        tc = config.train
-        self.config = config
-        self.game = game
-        self.progress = Progress(tc.progress_interval, total_iters=tc.iters,
-                                 time_budget=tc.time_budget, enabled=progress)
-        self.tb = TensorBoardWriter(logdir) if tc.tensorboard else None
-        self.utility = WindowMean(tc.utility_window)
-        self._last_log = time.monotonic()
-        self._last_eval = time.monotonic()
-        self._last_baseline = time.monotonic()
-        self._last_iters = None
-        self._evaluator = None
-        self._bot_tables = None
-        if self.tb is not None:
-            self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
-            self.tb.flush()
-
-    def _exploitability(self, store):
-        if self.game.name not in ("kuhn", "leduc"):
-            return None
-        from holdem.analysis.exact import ExactEvaluator
-        from holdem.analysis.strategy import average_profile
-
-        if self._evaluator is None:
-            self._evaluator = ExactEvaluator(self.game)
-        profile, _ = average_profile(self.game, store.used())
-        return self._evaluator.exploitability(profile)
-
-    def _baseline_match(self, store, baseline, iterations):
-        """Head-to-head of the current average strategy against a baseline bot (NLHE)."""
-        from holdem.analysis.headtohead import bot_tables, play_match
-
-        if self._bot_tables is None and not self.game.is_multiway:
-            self._bot_tables = bot_tables(self.game)      # heads-up: per-node bot moves
-        start = time.perf_counter()
-        result = play_match(self.game, store.arrays, baseline, hands=self.config.train.eval_hands,
-                            seed=int(iterations), tables=self._bot_tables)
-        log(f"eval vs {baseline}: {result.line()} [{time.perf_counter() - start:.1f} s]")
-        return {f"eval/mbb_vs_{baseline}": result.mbb_per_hand,
-                f"eval/mbb_vs_{baseline}_ci95": result.ci95}
-
-    def scalars_due(self, force=False):
-        """Whether the next :meth:`tick` writes TensorBoard scalars."""
-        return self.tb is not None and (
-            force or time.monotonic() - self._last_log >= self.config.train.log_interval)
-
-    def tick(self, iterations, train_seconds, store, extra=None, force=False):
-        """Report if an interval passed. ``extra``: more scalars (e.g. merge_ms)."""
-        self.progress.update(iterations, train_seconds, store.num_infosets, store.nbytes,
-                             force=force)
-        if not self.scalars_due(force):
-            return
-        now = time.monotonic()
-        if self._last_iters is None:
-            rate = iterations / train_seconds if train_seconds > 0 else 0.0
-        else:
-            rate = (iterations - self._last_iters[0]) / max(1e-9, now - self._last_iters[1])
-        self._last_iters = (iterations, now)
-        self._last_log = now
-        values = {"train/iters_per_sec": rate, "train/iterations": iterations,
-                  "train/infosets": store.num_infosets, "train/store_bytes": store.nbytes,
-                  "train/utility_mean": self.utility.mean()}
-        values.update(extra or {})
-        if force or now - self._last_eval >= self.config.train.eval_interval:
-            self._last_eval = now
-            expl = self._exploitability(store)
-            if expl is not None:
-                values["eval/exploitability"] = expl
-        baseline = self.config.train.eval_baseline
-        if (baseline and self.game.name == "nlhe"
-                and (force or now - self._last_baseline >= self.config.train.eval_baseline_interval)):
-            self._last_baseline = now
-            values.update(self._baseline_match(store, baseline, iterations))
-        self.tb.scalars(iterations, {k: v for k, v in values.items()
-                                     if v is not None and math.isfinite(v)})
-        self.tb.flush()
-
-    def close(self):
-        self.progress.close()
-        if self.tb is not None:
-            self.tb.close()
-
-
 class StopFlag:
     """Turns SIGINT/SIGTERM into a flag the loops check between chunks or batches."""
 
@@ -321,113 +138,218 @@ def memory_limit_bytes(config):
     return None if gb is None else int(gb * (1 << 30))
 
 
-# -- the runs ---------------------------------------------------------------------------------
-def warm_up(game, config):
-    """Compile or load the in-process kernels on a throw-away solver; return the seconds."""
-    start = time.perf_counter()
-    Solver(game, config).run(1)
-    return time.perf_counter() - start
-
-
-def _validate_stop(config):
-    tc = config.train
-    if tc.iters is None and tc.time_budget is None:
-        raise config_mod.ConfigError("set train.iters (--iters) or train.time_budget "
-                                     "(--time-budget): the run needs a stopping point")
-
-
 def resolved_workers(config):
     n = config.train.num_workers
     return os.cpu_count() or 1 if n == 0 else n
 
 
-def train(config, logdir, resume_from=None, progress=True):
+def make_executor(game, config):
+    """The executor ``config.train.num_workers`` asks for: in-process for 1, else processes."""
+    workers = resolved_workers(config)
+    if workers == 1:
+        from holdem.runtime.executor import InProcessExecutor
+
+        return InProcessExecutor(game, config)
+    from holdem.runtime.process import ProcessExecutor
+
+    return ProcessExecutor(game, config, workers)
+
+
+class Run:
+    """The state of one training run, and its loop (:meth:`train`)."""
+
+    def __init__(self, config, logdir, resume_from=None, progress=True, executor=None):
+        tc = self.tc = config.train
+        if tc.iters is None and tc.time_budget is None:
+            raise config_mod.ConfigError("set train.iters (--iters) or train.time_budget "
+                                         "(--time-budget): the run needs a stopping point")
+        self.config = config
+        self.logdir = Path(logdir)
+        self.progress = progress
+        checkpoint = None
+        if resume_from is not None:
+            checkpoint = ckpt.load(ckpt.resolve(resume_from))
+            ckpt.check_resume_config(checkpoint, config)        # the game, before building it
+        self.game = make_game(config)
+        if checkpoint is not None:
+            ckpt.check_resume_config(checkpoint, config, self.game)
+        self.executor = executor if executor is not None else make_executor(self.game, config)
+        self.directory = ckpt.checkpoint_dir(logdir)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.dcfr = DcfrSchedule(config.solver,
+                                 kernel_handles_iterations=self.executor.discounts_in_kernel)
+        self.iterations, self.elapsed, self.next_batch_id, self.rng_state = 0, 0.0, 0, None
+        try:
+            self._load_store(checkpoint)
+        except BaseException:
+            self.executor.close()           # e.g. removes shared-memory files
+            raise
+        self.start_iterations = self.iterations
+        self.assigned = self.iterations     # the first iteration of the next batch
+        self.visits = 0
+        self._batch_seconds = 0.0           # time spent running batches (in-process clock)
+        self._train_start = None
+        self.monitor = self.writer = None
+
+    def _load_store(self, checkpoint):
+        allocator = self.executor.allocator
+        if checkpoint is None:
+            self.store = RegretStore(row_capacity=self.game.initial_rows, allocator=allocator)
+            return
+        self.store = ckpt.store_from_checkpoint(checkpoint, self.game, allocator=allocator)
+        state = ckpt.run_state(checkpoint)
+        self.iterations, self.elapsed = state.iterations, state.elapsed
+        self.rng_state = state.rng_state
+        self.next_batch_id = state.schedule.get("next_batch", 0)
+        self.dcfr.steps = state.schedule.get("dcfr_steps", 0)
+        if not self.executor.discounts_in_kernel:
+            self.dcfr.sync_to(self.iterations)
+        log(f"resuming from {checkpoint.path} at iteration {self.iterations:,}")
+
+    # -- clocks ----------------------------------------------------------------------------
+    def train_seconds(self):
+        """Training seconds in this invocation: wall time while executors work in the
+        background, else the time spent running batches."""
+        if not self.executor.in_background:
+            return self._batch_seconds
+        return 0.0 if self._train_start is None else time.perf_counter() - self._train_start
+
+    def current_elapsed(self):
+        """Training seconds over the whole run (resumed invocations included)."""
+        return self.elapsed + self.train_seconds()
+
+    # -- the loop --------------------------------------------------------------------------
+    def train(self):
+        tc, executor = self.tc, self.executor
+        limit = memory_limit_bytes(self.config)
+        path, reason = None, None
+        try:
+            compile_seconds = executor.prepare(self)
+            log(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
+            self.monitor = RunMonitor(self.config, self.logdir, self.game, self.progress)
+            self.writer = CheckpointWriter(self.directory, tc.keep_checkpoints)
+            with StopFlag() as stop:
+                executor.start(self, stop)
+                self._train_start = time.perf_counter()
+                last_snapshot = time.monotonic()
+                while True:
+                    if reason is None:
+                        reason = self._stop_reason(stop, limit)
+                    if reason is None:
+                        self._submit()
+                    elif executor.in_flight() == 0:
+                        break
+                    timeout = 1.0
+                    if tc.time_budget is not None and reason is None:
+                        timeout = max(0.01, min(timeout, tc.time_budget - self.train_seconds()))
+                    for result in executor.results(timeout):
+                        self._account(result)
+                    self._discount()
+                    self._tick()
+                    if time.monotonic() - last_snapshot >= tc.snapshot_interval:
+                        self._checkpoint(background=True)
+                        last_snapshot = time.monotonic()
+                train_seconds = self.train_seconds()
+                self._tick(force=True)
+                path = self._checkpoint(background=False)
+        finally:
+            try:
+                executor.close()
+            finally:
+                if self.writer is not None:
+                    self.writer.wait()
+                if self.monitor is not None:
+                    self.monitor.close()
+        ran = self.iterations - self.start_iterations
+        if train_seconds > 0 and ran:
+            log(f"decision-node visits: {self.visits / train_seconds:,.0f}/s "
+                f"({self.visits / ran:.1f} per iteration); store "
+                f"{format_bytes(self.store.nbytes)} for {self.store.num_infosets:,} infosets")
+        for line in executor.summary(self):
+            log(line)
+        return RunResult.finish(self.iterations, ran, train_seconds, self.store.num_infosets,
+                                path, compile_seconds, reason)
+
+    def _stop_reason(self, stop, limit):
+        tc = self.tc
+        if stop.signal is not None:
+            return signal.Signals(stop.signal).name
+        if tc.iters is not None and self.iterations >= tc.iters:
+            return "done"
+        if tc.time_budget is not None and self.train_seconds() >= tc.time_budget:
+            return "done"
+        if limit is not None and self.store.nbytes >= limit:
+            log(f"store reached {format_bytes(self.store.nbytes)} (--max-memory "
+                f"{tc.max_memory_gb} GB): checkpointing and stopping")
+            return "max_memory"
+        return None
+
+    def _submit(self):
+        """Hand the executor as many batches as it takes, within the stopping point."""
+        tc = self.tc
+        for _ in range(self.executor.capacity()):
+            n = self.executor.next_batch_size()
+            if tc.iters is not None:
+                n = min(n, tc.iters - self.assigned)
+            seconds = self.train_seconds()
+            if tc.time_budget is not None and self.iterations > self.start_iterations:
+                rate = (self.iterations - self.start_iterations) / max(seconds, 1e-9)
+                n = min(n, int(math.ceil((tc.time_budget - seconds) * rate)))
+            if n <= 0:
+                return
+            self.executor.submit(Batch(self.next_batch_id, self.assigned, n,
+                                       self.elapsed + seconds))
+            self.next_batch_id += 1
+            self.assigned += n
+
+    def _discount(self):
+        """DCFR sweeps owed at the merged iteration count (an in-process solver applies its
+        own, at the same points of its iteration sequence)."""
+        if self.executor.discounts_in_kernel:
+            return
+        owed = self.dcfr.due(self.iterations, self.current_elapsed())
+        if owed:
+            self.dcfr.apply(self.store, owed)
+
+    def _account(self, result):
+        self.iterations += result.iters
+        self.visits += result.visits
+        if not self.executor.in_background:
+            self._batch_seconds += result.seconds
+        self.monitor.utility.add(result.utility_sum, result.iters)
+
+    def _tick(self, force=False):
+        due = self.monitor.scalars_due(force)
+        self.monitor.tick(self.iterations, self.train_seconds(), self.store,
+                          self.executor.scalars() if due else None, force=force)
+        if due:
+            self.executor.reset_window()
+
+    def _checkpoint(self, background):
+        # Only the snapshot copy pauses the loop; workers keep their queued batches, and the
+        # file is written by a background thread.
+        start = time.perf_counter()
+        snapshot = ckpt.store_snapshot(self.store)
+        pause = time.perf_counter() - start
+        rng_states, schedule, extra = self.executor.checkpoint_state(self)
+        header = ckpt.run_header(self.game, self.config, self.store, self.iterations,
+                                 self.current_elapsed(),
+                                 {"dcfr_steps": int(self.dcfr.steps), **schedule}, rng_states,
+                                 extra=extra)
+        path = self.writer.submit(self.iterations, header, snapshot, background=background)
+        if background:
+            size = sum(a.nbytes for a in snapshot.values())
+            log(f"checkpoint at iteration {self.iterations:,}: training paused {pause:.2f} s to "
+                f"copy {format_bytes(size)}; writing {path.name} in the background")
+        return path
+
+
+def train(config, logdir, resume_from=None, progress=True, executor=None):
     """Train according to ``config`` (a :class:`holdem.config.Config`); return a RunResult.
 
     ``config.train.iters`` is the run's total iteration count, ``config.train.time_budget`` the
     seconds of training in this call; at least one must be set. ``num_workers`` 1 trains in this
-    process, 0 starts one worker process per core, N starts N.
+    process, 0 starts one worker process per core, N starts N; ``executor`` overrides that
+    choice (see :mod:`holdem.runtime.executor` for the interface).
     """
-    _validate_stop(config)
-    if resolved_workers(config) > 1:
-        from holdem.runtime.trainer import train_parallel
-
-        return train_parallel(config, logdir, resume_from=resume_from, progress=progress)
-    return _train_in_process(config, logdir, resume_from, progress)
-
-
-def _train_in_process(config, logdir, resume_from, progress):
-    tc = config.train
-    directory = ckpt.checkpoint_dir(logdir)
-    directory.mkdir(parents=True, exist_ok=True)
-    if resume_from is not None:
-        checkpoint = ckpt.load(ckpt.resolve(resume_from))
-        solver = solver_from_checkpoint(checkpoint, config)
-        log(f"resuming from {checkpoint.path} at iteration {solver.iterations:,}")
-    else:
-        solver = Solver(make_game(config), config)
-    compile_seconds = warm_up(solver.game, config)
-    log(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
-    monitor = RunMonitor(config, logdir, solver.game, progress)
-    writer = CheckpointWriter(directory, tc.keep_checkpoints)
-    limit = memory_limit_bytes(config)
-    start_iters, start_elapsed = solver.iterations, solver.elapsed
-    chunk, train_seconds = 1000, 0.0
-    last_snapshot = time.monotonic()
-    reason = "done"
-    try:
-        with StopFlag() as stop:
-            while True:
-                if stop.signal is not None:
-                    reason = signal.Signals(stop.signal).name
-                    break
-                if tc.iters is not None and solver.iterations >= tc.iters:
-                    break
-                if tc.time_budget is not None and train_seconds >= tc.time_budget:
-                    break
-                if limit is not None and solver.store.nbytes >= limit:
-                    log(f"store reached {format_bytes(solver.store.nbytes)} "
-                        f"(--max-memory {tc.max_memory_gb} GB): checkpointing and stopping")
-                    reason = "max_memory"
-                    break
-                n = chunk
-                if tc.iters is not None:
-                    n = min(n, tc.iters - solver.iterations)
-                if tc.time_budget is not None and solver.iterations > start_iters:
-                    rate = (solver.iterations - start_iters) / max(train_seconds, 1e-9)
-                    n = max(1, min(n, int(math.ceil((tc.time_budget - train_seconds) * rate))))
-                t0 = time.perf_counter()
-                before = solver.utility.count
-                solver.run(n)
-                dt = time.perf_counter() - t0
-                train_seconds += dt
-                solver.elapsed = start_elapsed + train_seconds
-                monitor.utility.add(solver.last_utility_sum, solver.utility.count - before)
-                if dt < _CHUNK_SECONDS / 2:
-                    chunk = min(chunk * 2, 1 << 30)
-                elif dt > _CHUNK_SECONDS * 2 and chunk > 1:
-                    chunk //= 2
-                monitor.tick(solver.iterations, train_seconds, solver.store)
-                if time.monotonic() - last_snapshot >= tc.snapshot_interval:
-                    writer.submit(solver.iterations, _solver_header(solver),
-                                  store_snapshot(solver.store))
-                    last_snapshot = time.monotonic()
-            monitor.tick(solver.iterations, train_seconds, solver.store, force=True)
-            path = writer.submit(solver.iterations, _solver_header(solver),
-                                 store_snapshot(solver.store), background=False)
-    finally:
-        monitor.close()
-        writer.wait()
-    ran = solver.iterations - start_iters
-    if train_seconds > 0:
-        visits = int(solver.workspace.visits[0])
-        log(f"decision-node visits: {visits / train_seconds:,.0f}/s ({visits / max(ran, 1):.1f} "
-            f"per iteration); store {format_bytes(solver.store.nbytes)} for "
-            f"{solver.store.num_infosets:,} infosets")
-    return RunResult.finish(solver.iterations, ran, train_seconds, solver.store.num_infosets,
-                            path, compile_seconds, reason)
-
-
-def _solver_header(solver):
-    return run_header(solver.game, solver.config, solver.store, solver.iterations,
-                      solver.elapsed, {"dcfr_steps": int(solver.dcfr.steps)}, [solver.rng_state])
+    return Run(config, logdir, resume_from, progress, executor).train()

@@ -10,7 +10,7 @@ from holdem import config as config_mod
 from holdem.analysis.strategy import average_profile
 from holdem.games import make_game
 from holdem.solver.solver import Solver
-from holdem.training import save_solver
+from holdem.solver.solver import save_solver
 
 ROOT = Path(__file__).resolve().parents[1]
 

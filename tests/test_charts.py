@@ -16,7 +16,7 @@ from holdem.analysis import charts
 from holdem.analysis.charts import GRID, ChartError, combos, compare, range_chart
 from holdem.games import make_game
 from holdem.solver.solver import Solver
-from holdem.training import save_solver
+from holdem.solver.solver import save_solver
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.solver.solver import Solver
-from holdem.training import save_solver, solver_from_checkpoint
+from holdem.solver.solver import save_solver, solver_from_checkpoint
 
 
 def _trained(game="leduc", iters=2000, seed=3):

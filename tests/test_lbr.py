@@ -19,7 +19,7 @@ from holdem.games.tree import NodeKind
 from holdem.solver import rng as rng_mod
 from holdem.solver.solver import Solver
 from holdem.store.store import RegretStore
-from holdem.training import save_solver
+from holdem.solver.solver import save_solver
 
 ROOT = Path(__file__).resolve().parents[1]
 

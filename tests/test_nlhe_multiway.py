@@ -201,7 +201,7 @@ def test_multiway_rejects_outcome_sampling():
 @pytest.fixture(scope="module")
 def trained_three_way(tmp_path_factory):
     from holdem.solver.solver import Solver
-    from holdem.training import save_solver
+    from holdem.solver.solver import save_solver
 
     config = _six_max_config()
     solver = Solver(make_game(config), config)

@@ -15,7 +15,7 @@ from holdem.games import make_game
 from holdem.games.nlhe.records import Action, ActionKind, TableConfig
 from holdem.games.nlhe.rules import HandState
 from holdem.solver.solver import Solver
-from holdem.training import save_solver
+from holdem.solver.solver import save_solver
 
 ROOT = Path(__file__).resolve().parents[1]
 

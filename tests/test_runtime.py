@@ -398,7 +398,7 @@ def test_tensorboard_scalars_and_resumed_steps(launch, tmp_path):
     assert expl[-1] < 0.1
 
 
-# -- the trainer's handling of a worker that dies mid-submit (no processes) --------------------
+# -- the process executor's handling of a worker that dies mid-submit (no processes) ---------
 class _DeadPool:
     """A pool whose worker 0 has exited: sending fails, restarts are recorded."""
 
@@ -411,26 +411,36 @@ class _DeadPool:
     def restart(self, i):
         self.restarted.append(i)
 
+    def close(self):
+        pass
 
-def test_batch_sent_to_a_dead_worker_is_reissued(tmp_path):
+
+def test_batch_sent_to_a_dead_worker_is_reissued():
     from holdem import config as config_mod
-    from holdem.runtime.trainer import ParallelRun
+    from holdem.games import make_game
+    from holdem.runtime.executor import Batch
+    from holdem.runtime.process import ProcessExecutor
 
     config = config_mod.with_overrides(config_mod.default_for_game("leduc"),
                                        train={"iters": 10_000, "num_workers": 2})
-    run = ParallelRun(config, tmp_path, None, progress=False)
+    pool = _DeadPool()
+    executor = ProcessExecutor(make_game(config), config, 2, pool=pool)
     try:
-        pool = _DeadPool()
-        run.workers[0].ready = True
-        run._feed(pool, 0, stopping=False)          # must not raise
-        sent = dict(run.workers[0].outstanding)
-        assert sent and pool.restarted == []
-        run._handle(pool, 0, WorkerDied("worker 0 exited with code -9"), stopping=False)
-        assert pool.restarted == [0] and run.stats["restarts"] == 1
-        assert sorted((b, t0, n) for b, (t0, n) in sent.items()) == sorted(run.redo)
+        RegretStore(16, allocator=executor.allocator)           # generation 0 exists
+        executor.workers[0].ready = True
+        assert executor.capacity() == 2                         # worker 1 is not ready yet
+        batches = [Batch(0, 0, 100, 0.0), Batch(1, 100, 100, 0.0)]
+        executor.submit(batches[0])                             # must not raise
+        sent = dict(executor.workers[0].outstanding)
+        assert sent == {0: batches[0]} and pool.restarted == []
+        assert executor.in_flight() == 1
+        executor.handle(0, WorkerDied("worker 0 exited with code -9"))
+        assert pool.restarted == [0] and executor.stats["restarts"] == 1
+        assert executor.queue == [batches[0]] and executor.in_flight() == 1
+        executor.submit(batches[1])                             # no worker ready: queued
+        assert executor.queue == batches and executor.capacity() == 0
     finally:
-        run.monitor.close()
-        run.allocator.close()
+        executor.close()
 
 
 # -- protocol (no processes) ------------------------------------------------------------------

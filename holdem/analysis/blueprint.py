@@ -25,14 +25,12 @@ class LoadedProfile:
 def load_checkpoint_store(path):
     """(game, store, checkpoint) of a checkpoint file or logdir (or an already loaded
     :class:`holdem.checkpoint.Checkpoint`)."""
-    from holdem.training import check_resume_config, store_from_checkpoint
-
     checkpoint = path if isinstance(path, ckpt.Checkpoint) else ckpt.load(ckpt.resolve(path))
     config = config_mod.from_dict(checkpoint.header["config"],
                                   source=f"checkpoint {checkpoint.path}")
     game = make_game(config)
-    check_resume_config(checkpoint, config, game)       # the bucket file must match
-    return game, store_from_checkpoint(checkpoint, game), checkpoint
+    ckpt.check_resume_config(checkpoint, config, game)       # the bucket file must match
+    return game, ckpt.store_from_checkpoint(checkpoint, game), checkpoint
 
 
 def load_profile(path):
@@ -76,13 +74,11 @@ class Blueprint:
 
     @classmethod
     def load(cls, path):
-        from holdem.training import check_resume_config
-
         checkpoint = ckpt.load(ckpt.resolve(path), mmap=True)
         config = config_mod.from_dict(checkpoint.header["config"],
                                       source=f"checkpoint {checkpoint.path}")
         game = make_game(config)
-        check_resume_config(checkpoint, config, game)       # the bucket file must match
+        ckpt.check_resume_config(checkpoint, config, game)       # the bucket file must match
         return cls(checkpoint, game, config)
 
     @property

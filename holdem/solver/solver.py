@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from holdem import checkpoint as ckpt
 from holdem.solver import kernels, multiway_kernels, rng
 from holdem.store.store import RegretStore
 
@@ -148,7 +149,7 @@ class Solver:
     """Single-process MCCFR over one game and one store."""
 
     def __init__(self, game, config, store=None, rng_state=None, iterations=0, elapsed=0.0,
-                 dcfr_steps=0, utility_window=10_000):
+                 dcfr_steps=0, utility_window=10_000, dcfr=None):
         self.game = game
         self.config = config
         self.store = store if store is not None else RegretStore(
@@ -157,8 +158,10 @@ class Solver:
                           else np.array(rng_state, dtype=np.uint64))
         self.iterations = int(iterations)
         self.elapsed = float(elapsed)
-        self.dcfr = DcfrSchedule(config.solver, kernel_handles_iterations=True)
-        self.dcfr.steps = int(dcfr_steps)
+        if dcfr is None:            # ``dcfr``: a run loop's schedule, shared with it
+            dcfr = DcfrSchedule(config.solver, kernel_handles_iterations=True)
+            dcfr.steps = int(dcfr_steps)
+        self.dcfr = dcfr
         self.utility = RingBuffer(utility_window)
         self.workspace = make_workspace(game)
         self._utility_out = np.zeros(1, dtype=np.float64)
@@ -188,3 +191,31 @@ class Solver:
             done += int(ran)
         self.last_utility_sum = float(self._utility_out[:n].sum())
         return done
+
+
+def solver_header(solver, extra=None):
+    """The checkpoint header of an in-process solver's state."""
+    return ckpt.run_header(solver.game, solver.config, solver.store, solver.iterations,
+                           solver.elapsed, {"dcfr_steps": int(solver.dcfr.steps)},
+                           [solver.rng_state], extra)
+
+
+def save_solver(solver, path):
+    """Write ``solver``'s store and state as a checkpoint file."""
+    return ckpt.save(path, solver_header(solver), ckpt.store_snapshot(solver.store))
+
+
+def solver_from_checkpoint(checkpoint, config=None):
+    """A :class:`Solver` restored from a checkpoint (``config`` overrides the stored one; its
+    game must match)."""
+    from holdem.games import make_game
+
+    stored = ckpt.check_resume_config(checkpoint, config)
+    config = config or stored
+    game = make_game(config)
+    ckpt.check_resume_config(checkpoint, config, game)
+    store = ckpt.store_from_checkpoint(checkpoint, game)
+    state = ckpt.run_state(checkpoint)
+    return Solver(game, config, store=store, rng_state=state.rng_state,
+                  iterations=state.iterations, elapsed=state.elapsed,
+                  dcfr_steps=state.schedule.get("dcfr_steps", 0))
