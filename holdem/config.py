@@ -75,6 +75,7 @@ class TrainConfig:
     time_budget: typing.Optional[float] = None
     num_workers: int = 1
     batch_size: int = 0
+    merge_threads: int = 0
     seed: int = 0
     snapshot_interval: float = 600.0
     keep_checkpoints: int = 3
@@ -116,6 +117,7 @@ _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
              ("train", "eval_baseline_interval"), ("train", "eval_hands")}
 _NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
+                 ("train", "merge_threads"),
                  ("solver", "average_max_street"), ("solver", "discount_stop")}
 _PROBABILITY = {("solver", "exploration"), ("solver", "prune_prob")}
 

@@ -444,14 +444,24 @@ def test_batch_sent_to_a_dead_worker_is_reissued():
 
 
 # -- protocol (no processes) ------------------------------------------------------------------
+def _split(offsets=(0, 4096), regrets=None, strategy=None, keys=(5, 11, 260),
+           num_actions=(2, 3, 2), new_regrets=None, new_strategy=None):
+    from holdem.store.delta import SplitDelta
+
+    m = 5 if regrets is None else len(regrets)
+    n = int(np.sum(num_actions)) if new_regrets is None else len(new_regrets)
+    return SplitDelta(
+        offsets=np.asarray(offsets, np.int64),
+        regrets=np.arange(m, dtype=np.float32) if regrets is None else regrets,
+        strategy=np.linspace(0.0, 1.0, m, dtype=np.float32) if strategy is None else strategy,
+        keys=np.asarray(keys, np.int64), num_actions=np.asarray(num_actions, np.int8),
+        new_regrets=np.arange(n, dtype=np.float32) - 3.0 if new_regrets is None else new_regrets,
+        new_strategy=np.linspace(0.0, 1.0, n, dtype=np.float32) if new_strategy is None
+        else new_strategy)
+
+
 def _delta(**overrides):
-    fields = dict(batch_id=7, worker=1, generation=3, iters=500, utility_sum=-1.5, visits=9000,
-                  seconds=0.01, keys=np.array([5, 11, 260], np.int64),
-                  num_actions=np.array([2, 3, 2], np.int8),
-                  regrets=np.arange(7, dtype=np.float32) - 3.0,
-                  strategy=np.linspace(0.0, 1.0, 7))
-    fields.update(overrides)
-    return protocol.encode_delta(**fields)
+    return protocol.encode_delta(7, 1, 3, 500, -1.5, 9000, 0.01, _split(**overrides))
 
 
 def _raw(**changes):
@@ -465,23 +475,18 @@ def _raw(**changes):
 
 
 def test_delta_round_trip_preserves_arrays():
-    keys = np.array([5, 11, 260], np.int64)
-    num_actions = np.array([2, 3, 2], np.int8)
-    regrets = np.arange(7, dtype=np.float32) - 3.0
-    strategy = np.linspace(0.0, 1.0, 7)
-    msg = protocol.decode_delta(_delta(keys=keys, num_actions=num_actions, regrets=regrets,
-                                       strategy=strategy))
-    for name, arr in (("keys", keys), ("num_actions", num_actions), ("regrets", regrets),
-                      ("strategy", strategy)):
+    split = _split()
+    msg = protocol.decode_delta(protocol.encode_delta(7, 1, 3, 500, -1.5, 9000, 0.01, split))
+    for name, arr in split._asdict().items():
         assert msg[name].dtype == arr.dtype.newbyteorder("<")
         np.testing.assert_array_equal(msg[name], arr)
     assert (msg["id"], msg["worker"], msg["generation"], msg["iters"]) == (7, 1, 3, 500)
     assert (msg["utility_sum"], msg["visits"], msg["seconds"]) == (-1.5, 9000, 0.01)
-    empty = protocol.decode_delta(_delta(keys=np.zeros(0, np.int64),
-                                         num_actions=np.zeros(0, np.int8),
-                                         regrets=np.zeros(0, np.float32),
-                                         strategy=np.zeros(0)))
-    assert empty["keys"].size == 0 and empty["regrets"].size == 0
+    empty = protocol.decode_delta(_delta(offsets=(), regrets=np.zeros(0, np.float32),
+                                         strategy=np.zeros(0, np.float32), keys=(),
+                                         num_actions=()))
+    assert empty["keys"].size == 0 and empty["offsets"].size == 0
+    assert empty["regrets"].size == 0 and empty["new_regrets"].size == 0
 
 
 @pytest.mark.parametrize("payload", [
@@ -493,18 +498,23 @@ def test_delta_round_trip_preserves_arrays():
     pytest.param(_delta() + b"\x00", id="trailing-bytes"),
     pytest.param(msgpack.packb([1, 2, 3]), id="not-a-map"),
     pytest.param(_raw(v=99), id="unknown-version"),
+    pytest.param(_raw(v=1), id="version-1"),
     pytest.param(_raw(v=None), id="no-version"),
     pytest.param(_raw(keys=None), id="missing-field"),
+    pytest.param(_raw(offsets=None), id="missing-offsets"),
     pytest.param(_raw(iters="500"), id="wrong-type"),
     pytest.param(_raw(iters=True), id="bool-as-int"),
     pytest.param(_raw(iters=-1), id="negative-iters"),
     pytest.param(_raw(keys=b"\x00" * 12), id="partial-key"),
-    pytest.param(_raw(regrets=b"\x00" * 27), id="partial-regret"),
-    pytest.param(_delta(num_actions=np.array([2, 5], np.int8)), id="keys-vs-num_actions"),
-    pytest.param(_delta(num_actions=np.array([2, 3, 3], np.int8)), id="sum-num_actions"),
-    pytest.param(_delta(strategy=np.zeros(6)), id="regrets-vs-strategy"),
-    pytest.param(_delta(regrets=np.full(7, np.nan, np.float32)), id="nan-regrets"),
-    pytest.param(_delta(strategy=np.full(7, np.inf)), id="inf-strategy"),
+    pytest.param(_raw(offsets=b"\x00" * 12), id="partial-offset"),
+    pytest.param(_raw(new_regrets=b"\x00" * 27), id="partial-regret"),
+    pytest.param(_delta(num_actions=(2, 5)), id="keys-vs-num_actions"),
+    pytest.param(_delta(num_actions=(2, 3, 3), new_regrets=np.zeros(7, np.float32),
+                        new_strategy=np.zeros(7, np.float32)), id="sum-num_actions"),
+    pytest.param(_delta(new_strategy=np.zeros(6, np.float32)), id="new-regrets-vs-strategy"),
+    pytest.param(_delta(strategy=np.zeros(4, np.float32)), id="regrets-vs-strategy"),
+    pytest.param(_delta(new_regrets=np.full(7, np.nan, np.float32)), id="nan-regrets"),
+    pytest.param(_delta(new_strategy=np.full(7, np.inf, np.float32)), id="inf-strategy"),
 ])
 def test_decode_delta_rejects_malformed_payloads(payload):
     with pytest.raises(protocol.ProtocolError):

@@ -28,6 +28,7 @@ from holdem.runtime.pool import ProcessPool, WorkerDied
 from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.solver import kernels
 from holdem.solver.solver import make_params
+from holdem.store.delta import RowMerger
 from holdem.store.store import RegretStore
 
 PIPELINE = 2
@@ -40,6 +41,18 @@ FIRST_BATCH = 256
 # give 1.8x, 100,000 give 9x). On No-Limit Hold'em the cap is far above the time-based size.
 MAX_ITERS_PER_INFOSET = 10
 READY_TIMEOUT = 600.0
+
+
+def _read_only(arr):
+    arr.flags.writeable = False
+    return arr
+
+
+def merge_threads(config, num_workers):
+    """Threads that merge deltas: ``train.merge_threads``, or with 0 one per four workers
+    (at most 8)."""
+    n = config.train.merge_threads
+    return n if n > 0 else max(1, min(8, num_workers // 4))
 
 
 class _Worker:
@@ -69,6 +82,7 @@ class ProcessExecutor:
             log(f"removed {len(removed)} shared-memory file(s) left by a killed run")
         self.allocator = shm.SharedAllocator()
         self.pool = pool
+        self.merger = RowMerger(merge_threads(config, self.num_workers))
         self.run = None
         self.workers = [_Worker() for _ in range(self.num_workers)]
         self.queue = []                 # batches to send, re-issued ones first
@@ -84,8 +98,13 @@ class ProcessExecutor:
         start = time.perf_counter()
         runner = BatchRunner(self.game, self.config)      # compiles into numba's cache
         runner.warm_up()
-        RegretStore(16).merge(np.zeros(0, np.int64), np.zeros(0, np.int8),
-                              np.zeros(0, np.float32), np.zeros(0, np.float64))
+        # The merge kernels, compiled for what decoded deltas are: read-only float32 views.
+        keys, num_actions, values = (_read_only(np.ones(1, dt))
+                                     for dt in (np.int64, np.int8, np.float32))
+        store = RegretStore(16)
+        store.merge(keys, num_actions, values, values, regret_floor=-1.0)
+        RowMerger().merge(store.arrays, _read_only(store.used()[2].copy()), values, values,
+                          regret_floor=-1.0)
         return time.perf_counter() - start
 
     def start(self, run, stop):
@@ -206,8 +225,15 @@ class ProcessExecutor:
         floor = self.config.solver.regret_floor
         if floor is not None:
             floor = floor * self._weight_now()
-        self.run.store.merge(keys, num_actions, msg["regrets"], msg["strategy"],
-                             regret_floor=floor, check_existing=False)  # checked above
+        store = self.run.store
+        try:        # rows the store holds: checked in full, then added on the merge threads
+            self.merger.merge(store.arrays, msg["offsets"], msg["regrets"], msg["strategy"],
+                              regret_floor=floor)
+        except ValueError as exc:
+            raise protocol.ProtocolError(str(exc)) from None
+        # Rows new to the store (checked against the game above); may grow the store.
+        store.merge(keys, num_actions, msg["new_regrets"], msg["new_strategy"],
+                    regret_floor=floor, check_existing=False)
         s = self.stats
         s["merge_seconds"] += time.perf_counter() - start
         s["merges"] += 1
@@ -301,4 +327,5 @@ class ProcessExecutor:
             if self.pool is not None:
                 self.pool.close()
         finally:
+            self.merger.close()
             self.allocator.close()

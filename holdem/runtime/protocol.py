@@ -7,17 +7,23 @@ seed and ``id``, so a re-issued batch is reproducible and no RNG state lives in 
 
 Worker -> main: first ``{"op": "ready", "worker", "pid"}`` once its kernels are compiled, then
 for every batch (``encode_delta``): the batch's sparse delta -- only the infosets it touched --
-as raw little-endian arrays (``keys`` int64, ``num_actions`` int8, ``regrets`` float32,
-``strategy`` float64) plus ``iters``, ``utility_sum`` (player 0's sampled values), ``visits``,
-``seconds`` (traversal time) and ``generation`` (the store generation it read). Its size depends on
-the batch, not on how long training has run. :func:`decode_delta` validates everything and raises
-:class:`ProtocolError` on a malformed payload, so it is never merged.
+split by :class:`holdem.store.delta.DeltaSplitter` into rows the shared store already holds
+(``offsets`` int64, their value offsets, sorted by merge block, with ``regrets`` and ``strategy``
+float32) and rows new to it (``keys`` int64, ``num_actions`` int8, ``new_regrets`` and
+``new_strategy`` float32), as raw little-endian arrays, plus ``iters``, ``utility_sum`` (player
+0's sampled values), ``visits``, ``seconds`` (traversal time) and ``generation`` (the store
+generation it read). Its size depends on the batch, not on how long training has run.
+:func:`decode_delta` validates the message and raises :class:`ProtocolError` on a malformed
+payload; the offsets are checked against the store before anything is merged.
+
+Version 2 (offset-addressed rows, float32 strategy increments) replaced version 1 (every row by
+key, float64 strategy); both ends of a run always run the same code.
 """
 
 import msgpack
 import numpy as np
 
-VERSION = 1
+VERSION = 2
 
 
 class ProtocolError(ValueError):
@@ -59,14 +65,17 @@ def decode_request(payload):
     return msg
 
 
-def encode_delta(batch_id, worker, generation, iters, utility_sum, visits, seconds, keys,
-                 num_actions, regrets, strategy):
+def encode_delta(batch_id, worker, generation, iters, utility_sum, visits, seconds, split):
+    """A batch's delta: ``split`` is a :class:`holdem.store.delta.SplitDelta`."""
     return msgpack.packb({
         "v": VERSION, "id": int(batch_id), "worker": int(worker), "generation": int(generation),
         "iters": int(iters), "utility_sum": float(utility_sum), "visits": int(visits),
         "seconds": float(seconds),
-        "keys": _raw(keys, "<i8"), "num_actions": _raw(num_actions, "<i1"),
-        "regrets": _raw(regrets, "<f4"), "strategy": _raw(strategy, "<f8"),
+        "offsets": _raw(split.offsets, "<i8"), "regrets": _raw(split.regrets, "<f4"),
+        "strategy": _raw(split.strategy, "<f4"),
+        "keys": _raw(split.keys, "<i8"), "num_actions": _raw(split.num_actions, "<i1"),
+        "new_regrets": _raw(split.new_regrets, "<f4"),
+        "new_strategy": _raw(split.new_strategy, "<f4"),
     }, use_bin_type=True)
 
 
@@ -76,13 +85,17 @@ def _raw(values, dtype):
     return memoryview(np.ascontiguousarray(values, dtype)).cast("B")
 
 
+_ARRAYS = {"offsets": "<i8", "regrets": "<f4", "strategy": "<f4", "keys": "<i8",
+           "num_actions": "<i1", "new_regrets": "<f4", "new_strategy": "<f4"}
 _DELTA_FIELDS = {"id": int, "worker": int, "generation": int, "iters": int,
-                 "utility_sum": float, "visits": int, "seconds": float, "keys": bytes,
-                 "num_actions": bytes, "regrets": bytes, "strategy": bytes}
+                 "utility_sum": float, "visits": int, "seconds": float,
+                 **{name: bytes for name in _ARRAYS}}
 
 
 def decode_delta(payload, max_bytes=1 << 34):
-    """Parse and check a worker's delta. Returns a dict with numpy arrays."""
+    """Parse and check a worker's delta; returns a dict with numpy arrays (read-only views of
+    the message's bytes). The offsets and their values are checked against the store when they
+    are merged (:class:`holdem.store.delta.RowMerger`); everything else is checked here."""
     try:
         msg = msgpack.unpackb(payload, raw=False, max_bin_len=max_bytes)
     except Exception as exc:  # msgpack raises several types; it never runs code
@@ -95,21 +108,19 @@ def decode_delta(payload, max_bytes=1 << 34):
             value = msg[name] = float(value)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ProtocolError(f"delta field {name!r} is missing or not {kind.__name__}")
-    sizes = {"keys": 8, "regrets": 4, "strategy": 8}
-    for name, width in sizes.items():
-        if len(msg[name]) % width:
+    for name, dtype in _ARRAYS.items():
+        if len(msg[name]) % np.dtype(dtype).itemsize:
             raise ProtocolError(f"delta field {name!r} has a partial element")
-    keys = np.frombuffer(msg["keys"], "<i8")
-    num_actions = np.frombuffer(msg["num_actions"], "<i1")
-    regrets = np.frombuffer(msg["regrets"], "<f4")
-    strategy = np.frombuffer(msg["strategy"], "<f8")
-    if num_actions.shape != keys.shape or strategy.shape != regrets.shape:
-        raise ProtocolError("delta arrays have inconsistent lengths")
-    if int(num_actions.sum(dtype=np.int64)) != regrets.shape[0]:
-        raise ProtocolError("delta: sum(num_actions) does not match the value arrays")
+        msg[name] = np.frombuffer(msg[name], dtype)
+    if msg["strategy"].shape != msg["regrets"].shape:
+        raise ProtocolError("delta arrays have inconsistent lengths (regrets, strategy)")
+    if (msg["num_actions"].shape != msg["keys"].shape
+            or msg["new_strategy"].shape != msg["new_regrets"].shape):
+        raise ProtocolError("delta arrays have inconsistent lengths (new rows)")
+    if int(msg["num_actions"].sum(dtype=np.int64)) != msg["new_regrets"].shape[0]:
+        raise ProtocolError("delta: sum(num_actions) does not match the new rows' values")
     if msg["iters"] < 0:
         raise ProtocolError("delta: negative iteration count")
-    if not (np.isfinite(regrets).all() and np.isfinite(strategy).all()):
+    if not (np.isfinite(msg["new_regrets"]).all() and np.isfinite(msg["new_strategy"]).all()):
         raise ProtocolError("delta: non-finite values")
-    msg.update(keys=keys, num_actions=num_actions, regrets=regrets, strategy=strategy)
     return msg

@@ -18,6 +18,7 @@ from holdem.games import make_game
 from holdem.runtime import protocol
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel
+from holdem.store.delta import DeltaSplitter
 from holdem.store.store import RegretStore
 
 _PARENT_CHECK_SECONDS = 1.0
@@ -45,6 +46,7 @@ class BatchRunner:
         self.delta = RegretStore(row_capacity=game.initial_rows)
         self.workspace = make_workspace(game)
         self.utility = np.zeros(1024, dtype=np.float64)
+        self.splitter = DeltaSplitter()
 
     def warm_up(self):
         """Compile (or load) the kernels on throw-away stores."""
@@ -52,7 +54,7 @@ class BatchRunner:
         read = scratch.arrays._replace(**{
             name: _readonly(getattr(scratch.arrays, name)) for name in scratch.arrays._fields})
         self.run(read, 0, 1, 0.0)
-        self.delta.clear()
+        self.take_delta(read, 0, 0, 0, 1, 0.0, 0, 0.0)
 
     def run(self, read_arrays, t0, n, elapsed):
         """Run ``n`` iterations from global iteration ``t0``; returns (utility_sum, visits)."""
@@ -72,6 +74,16 @@ class BatchRunner:
                 raise RuntimeError("the delta buffer has no room for an iteration")
             done += ran
         return float(self.utility[:n].sum()), int(self.workspace.visits[0])
+
+    def take_delta(self, read_arrays, batch_id, worker, generation, n, utility_sum, visits,
+                   seconds):
+        """The msgpack delta of the batch just run (split against the shared store it read),
+        leaving the delta buffer empty for the next batch."""
+        split = self.splitter.split(read_arrays, self.delta.arrays)
+        payload = protocol.encode_delta(batch_id, worker, generation, n, utility_sum, visits,
+                                        seconds, split)
+        self.delta.clear()
+        return payload
 
 
 def worker_main(conn, worker_index, config_dict, parent_pid):
@@ -110,11 +122,8 @@ def worker_main(conn, worker_index, config_dict, parent_pid):
             start = time.perf_counter()
             utility_sum, visits = runner.run(segment.arrays, msg["t0"], msg["n"], msg["elapsed"])
             seconds = time.perf_counter() - start
-            keys, num_actions, _, regrets, strategy = runner.delta.used()
-            payload = protocol.encode_delta(msg["id"], worker_index, generation, msg["n"],
-                                            utility_sum, visits, seconds, keys, num_actions,
-                                            regrets, strategy)
-            runner.delta.clear()
+            payload = runner.take_delta(segment.arrays, msg["id"], worker_index, generation,
+                                        msg["n"], utility_sum, visits, seconds)
             try:
                 conn.send_bytes(payload)
             except (BrokenPipeError, OSError):

@@ -11,6 +11,11 @@ Layout (see :mod:`holdem.store.store` for the Python owner of these arrays):
 - ``row_key`` int64[R], ``row_offset`` int64[R], ``row_num_actions`` int8[R]: one row per infoset
   in order of first visit (for listing, checkpoints and deltas; not used on the hot path).
 - ``meta`` int64[2]: ``[num_rows, num_entries]``.
+- ``row_start`` uint64[E / 64 + 2]: a bitmap with bit ``o`` set when a row's values start at
+  entry ``o``. It lets the merge accept a row by its value offset alone: an offset is a row of
+  the store exactly when its bit is set, and the row's num_actions is the distance to the next
+  set bit (or to ``num_entries``). Offsets never move (rows are only appended, growth copies them
+  in place), so a worker may name a row by its offset in any generation of the store.
 
 Linear probing with a multiplicative (Fibonacci) hash. Keys are non-negative. The kernels never
 grow the arrays: the Python side guarantees capacity (traversals stop at an iteration boundary
@@ -35,7 +40,8 @@ MERGE_RING = 16                 # > MERGE_VALUES_AHEAD, a power of two
 
 StoreArrays = namedtuple(
     "StoreArrays",
-    ["table", "row_key", "row_offset", "row_num_actions", "regrets", "strategy_sum", "meta"],
+    ["table", "row_key", "row_offset", "row_num_actions", "regrets", "strategy_sum", "meta",
+     "row_start"],
 )
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -58,7 +64,7 @@ def entry_num_actions(entry):
 
 
 @intrinsic
-def _prefetch(typingctx, arr, i):
+def prefetch_line(typingctx, arr, i):
     """Start loading the cache line of ``arr[i]`` (1-D) or ``arr[i, 0]`` (2-D): LLVM's prefetch
     (read, keep in all cache levels). It never faults and has no other effect."""
     if not isinstance(arr, types.Array) or arr.ndim not in (1, 2):
@@ -85,7 +91,7 @@ def prefetch_slot(store, key):
     """Start loading the hash slot where a lookup of ``key`` begins, so that a lookup soon after
     finds it in cache. Lets a traversal overlap the cache misses of several upcoming lookups
     instead of paying them one after another."""
-    _prefetch(store.table, _slot_of(key, store.table.shape[0] - 1))
+    prefetch_line(store.table, _slot_of(key, store.table.shape[0] - 1))
 
 
 @njit_inline
@@ -134,6 +140,7 @@ def find_or_insert(store, key, num_actions):
     store.row_key[row] = key
     store.row_offset[row] = offset
     store.row_num_actions[row] = num_actions
+    mark_row_start(store.row_start, offset)
     entry = (offset << 8) | num_actions
     # The entry is written before the key: a worker reading concurrently either misses the
     # key or finds a complete entry.
@@ -142,6 +149,34 @@ def find_or_insert(store, key, num_actions):
     meta[0] = row + 1
     meta[1] = offset + num_actions
     return entry
+
+
+@njit_inline
+def mark_row_start(bits, offset):
+    bits[offset >> 6] |= np.uint64(1) << np.uint64(offset & 63)
+
+
+@njit_inline
+def is_row_start(bits, offset):
+    return (bits[offset >> 6] >> np.uint64(offset & 63)) & np.uint64(1) != 0
+
+
+@njit_inline
+def row_length(bits, offset, num_entries):
+    """Entries of the row starting at ``offset``: the distance to the next set bit of the
+    row-start bitmap, or to ``num_entries`` (at most 127 are scanned: num_actions <= 127)."""
+    end = min(offset + 128, num_entries)
+    o = offset + 1
+    while o < end:
+        word = bits[o >> 6] >> np.uint64(o & 63)
+        if word != 0:
+            n = 0
+            while word & np.uint64(1) == 0:
+                word >>= np.uint64(1)
+                n += 1
+            return min(o + n, end) - offset
+        o = (o | 63) + 1
+    return end - offset
 
 
 @njit_inline
@@ -183,8 +218,8 @@ def _look_ahead(store, key):
     """find_entry of a row merged soon, starting the load of its values when it is found."""
     entry = find_entry(store, key)
     if entry != NOT_FOUND:
-        _prefetch(store.regrets, entry_offset(entry))
-        _prefetch(store.strategy_sum, entry_offset(entry))
+        prefetch_line(store.regrets, entry_offset(entry))
+        prefetch_line(store.strategy_sum, entry_offset(entry))
     return entry
 
 

@@ -27,6 +27,7 @@ def array_specs(row_capacity, entry_capacity, table_capacity):
         ("row_key", np.int64, row_capacity), ("row_offset", np.int64, row_capacity),
         ("row_num_actions", np.int8, row_capacity), ("regrets", np.float32, entry_capacity),
         ("strategy_sum", np.float64, entry_capacity), ("meta", np.int64, 2),
+        ("row_start", np.uint64, entry_capacity // 64 + 2),
     ]
 
 
@@ -104,12 +105,14 @@ class RegretStore:
         new.regrets[:entries] = old.regrets[:entries]
         new.strategy_sum[:entries] = old.strategy_sum[:entries]
         new.meta[:] = old.meta
+        new.row_start[:old.row_start.shape[0]] = old.row_start
         kernels.rebuild_index(new)
         self.arrays = new
 
     def clear(self):
         """Forget every row (used for per-batch delta buffers). Capacity is kept."""
         self.arrays.table[:, 0] = kernels.EMPTY
+        self.arrays.row_start[:self.num_entries // 64 + 2] = 0
         self.arrays.meta[:] = 0
 
     # -- access ----------------------------------------------------------------------------
