@@ -124,7 +124,7 @@ def warm(solver, cap_seconds):
     solver.run(1)                                      # compile or load the kernels
     start = time.process_time()
     history = [(0.0, solver.store.num_infosets)]       # (CPU seconds, infosets)
-    chunk = 1000
+    chunk, shown = 1000, 0.0
     while True:
         t = time.process_time()
         solver.run(chunk)
@@ -134,6 +134,9 @@ def warm(solver, cap_seconds):
         solver.elapsed = now
         infosets = solver.store.num_infosets
         history.append((now, infosets))
+        if now - shown >= PLATEAU_SECONDS:
+            log(f"warm: {solver.iterations:,} iterations, {infosets:,} infosets, {now:.0f} CPU s")
+            shown = now
         if now >= cap_seconds:
             why = f"--warm-seconds {cap_seconds:g} reached"
             break
