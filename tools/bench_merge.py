@@ -27,16 +27,16 @@ line is ``merge capacity: N iterations/s (T threads)``.
     python tools/bench_merge.py --config configs/hunl_blueprint.yaml --threads 4
 """
 
-import argparse
 import statistics
 import sys
 import time
 
-import benchlib  # noqa: F401  (first: puts this checkout's holdem on sys.path)
+import benchlib  # first: puts this checkout's holdem on sys.path
+from benchlib import log
 
 from holdem import config as config_mod
 from holdem.cli._common import iteration_count, positive_float
-from holdem.games import SMALL_GAMES, make_game
+from holdem.games import make_game
 from holdem.metrics import format_bytes
 from holdem.runtime import protocol
 from holdem.runtime.trainer import MAX_ITERS_PER_INFOSET, TARGET_BATCH_SECONDS
@@ -114,10 +114,6 @@ class Replay:
 
 
 # -- recording --------------------------------------------------------------------------------
-def log(text):
-    print(text, file=sys.stderr, flush=True)
-
-
 def warm(solver, cap_seconds):
     """Train in-process until the store's infoset count grows less than PLATEAU_GROWTH in
     PLATEAU_SECONDS of CPU time, or for ``cap_seconds`` of CPU time."""
@@ -181,13 +177,8 @@ def replay(game, config, store, iterations, payloads, threads):
 
 # -- the command ------------------------------------------------------------------------------
 def build_parser():
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]))
-    p.add_argument("--game", default="leduc", choices=SMALL_GAMES,
-                   help="small game with the defaults of configs/GAME.yaml (default leduc)")
-    p.add_argument("--config", metavar="FILE", help="YAML config instead of --game")
+    p = benchlib.parser(__doc__, "small game with the defaults of configs/GAME.yaml "
+                                 "(default leduc)")
     p.add_argument("--threads", type=iteration_count, default=1,
                    help="threads the merge may use (default 1; today's merge uses one)")
     p.add_argument("--warm-seconds", type=positive_float, default=150.0, metavar="S",

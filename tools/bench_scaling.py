@@ -27,9 +27,9 @@ import tempfile
 from pathlib import Path
 
 import benchlib
+from benchlib import log
 
 from holdem.cli._common import non_negative_int, positive_float
-from holdem.games import SMALL_GAMES
 from holdem.metrics import format_bytes
 
 
@@ -41,10 +41,6 @@ def worker_counts(text):
     if not counts or min(counts) < 1:
         raise argparse.ArgumentTypeError(f"worker counts must be positive, got {text!r}")
     return counts
-
-
-def log(text):
-    print(text, file=sys.stderr, flush=True)
 
 
 def ceiling(args, source, base):
@@ -78,13 +74,7 @@ def print_table(header, rows):
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]))
-    p.add_argument("--game", default="leduc", choices=SMALL_GAMES,
-                   help="game (configs/GAME.yaml; default leduc)")
-    p.add_argument("--config", metavar="FILE", help="train this config instead")
+    p = benchlib.parser(__doc__, "game (configs/GAME.yaml; default leduc)")
     p.add_argument("--workers", type=worker_counts, default=[1, 2], metavar="N,N,...",
                    help="worker counts to run, 1 = in-process (default 1,2)")
     p.add_argument("--seconds", type=positive_float, default=30.0,

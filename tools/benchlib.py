@@ -6,6 +6,7 @@ Importing this module first also puts the repository root ahead of any installed
 editable install of another checkout would otherwise be the code measured.
 """
 
+import argparse
 import os
 import re
 import subprocess
@@ -27,6 +28,24 @@ MERGE_RE = re.compile(r"^merge: ([\d.]+) ms/batch \(([\d.]+)% of a core\); (\d+)
 PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
 STORE_FILE_RE = re.compile(r"/holdem-\d+-[0-9a-f]+-g\d+\.store")
 KIB = 1024
+
+
+def parser(doc, game_help):
+    """An ArgumentParser described by the tool's docstring ``doc`` (first paragraph; the rest,
+    with its example commands, as the epilog) with the ``--game`` and ``--config`` options."""
+    from holdem.games import SMALL_GAMES
+
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n\n".join(doc.split("\n\n")[1:]))
+    p.add_argument("--game", default="leduc", choices=SMALL_GAMES, help=game_help)
+    p.add_argument("--config", metavar="FILE", help="YAML config instead of --game")
+    return p
+
+
+def log(text):
+    """Progress for the reader: stderr, so stdout holds only the results."""
+    print(text, file=sys.stderr, flush=True)
 
 
 # -- /proc ------------------------------------------------------------------------------------
