@@ -110,6 +110,10 @@ def main(argv=None):
             log(f"ceiling: {args.independent} independent in-process runs, "
                 f"{top:,.0f} it/s in all ({', '.join(f'{r.rate:,.0f}' for r in independent)})")
     single = next((r for r in runs if r.workers == 1), None)
+    if top and single and top < single.rate:
+        log(f"warning: the {args.independent} runs together ({top:,.0f} it/s) fell below one "
+            f"run alone ({single.rate:,.0f} it/s): other work took the cores, so every "
+            "fraction of the ceiling overstates; run again on a quiet machine")
     header = ["workers", "it/s", "speed-up", "of ceiling", "main busy", "merge ms/batch",
               "delta B/it", "PSS"]
     print_table(header, [row(r, single, top) for r in runs])
