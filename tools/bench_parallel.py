@@ -33,144 +33,27 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import yaml
+import benchlib
+from benchlib import ROOT
 
 from holdem.cli._common import iteration_count, positive_float
 
 from holdem import checkpoint as ckpt
 from holdem.metrics import format_bytes
 
-ROOT = Path(__file__).resolve().parents[1]
-DONE_RE = re.compile(r"^done: iterations=(\d+) elapsed=([\d.]+) it/s=([\d.]+) infosets=(\d+) "
-                     r"checkpoint=(\S+)$", re.M)
-MERGE_RE = re.compile(r"^merge: ([\d.]+) ms/batch \(([\d.]+)% of a core\); (\d+) iterations/batch; "
-                      r"delta ([\d.]+) bytes/iteration; store ([^;]+); main process busy "
-                      r"([\d.]+)% of a core; worker restarts (\d+)$", re.M)
-PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
-STORE_FILE_RE = re.compile(r"/holdem-\d+-[0-9a-f]+-g\d+\.store")
-KIB = 1024
-
-
-# -- /proc ------------------------------------------------------------------------------------
-def children(ppid):
-    """Pids of the live worker processes of ``ppid`` (multiprocessing's resource tracker left
-    out)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        rest = stat[stat.rindex(")") + 2:].split()
-        if int(rest[1]) == ppid and rest[0] != "Z" and b"resource_tracker" not in cmd:
-            out.append(int(entry))
-    return sorted(out)
-
-
-def pss(pid):
-    """(total PSS, PSS of holdem store mappings) of ``pid`` in bytes, or None if it is gone."""
-    try:
-        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-        smaps = Path(f"/proc/{pid}/smaps").read_text()
-    except OSError:
-        return None
-    total = int(re.search(r"^Pss:\s+(\d+) kB", rollup, re.M)[1]) * KIB
-    store, in_store = 0, False
-    for line in smaps.splitlines():
-        if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
-            in_store = STORE_FILE_RE.search(line) is not None
-        elif in_store and line.startswith("Pss:"):
-            store += int(line.split()[1]) * KIB
-    return total, store
-
-
-# -- runs -------------------------------------------------------------------------------------
-class Result:
-    def __init__(self, label, workers):
-        self.label, self.workers = label, workers
-        self.iterations = self.rate = self.infosets = self.elapsed = None
-        self.checkpoint = None
-        self.merge = None
-        self.memory = {}            # role -> (pid, total PSS, store PSS)
-        self.exploitability = None
-        self.store_bytes = None
-
-
-def _sample(main_pid, workers):
-    sample = {}
-    pids = [("main", main_pid)] + [(f"worker {i}", p) for i, p in
-                                   enumerate(children(main_pid))]
-    for role, pid in pids:
-        got = pss(pid)
-        if got is not None:
-            sample[role] = (pid, *got)
-    return sample if len(sample) == workers + (1 if workers > 1 else 0) else None
-
 
 def train(args, logdir, workers):
-    """One train_blueprint run; PSS sampled about half-way through training."""
-    config = Path(logdir).with_suffix(".yaml")
-    source = Path(args.config) if args.config else ROOT / "configs" / f"{args.game}.yaml"
-    data = yaml.safe_load(source.read_text())
-    if data.get("game", {}).get("buckets"):
-        from holdem.games import resolve_asset
-        data["game"]["buckets"] = str(resolve_asset(data["game"]["buckets"]).resolve())
-    data.setdefault("train", {}).update(progress_interval=0.25, seed=args.seed)
-    config.write_text(yaml.safe_dump(data))
-    cmd = [sys.executable, "-m", "holdem.cli.train_blueprint", "--config", str(config),
-           "--num-workers", str(workers), "--logdir", str(logdir)]
-    cmd += ["--iters", str(args.iters)] if args.seconds is None else \
-        ["--time-budget", str(args.seconds)]
-    if workers > 1:
-        cmd += ["--start-method", args.start_method]
-    err_path = Path(logdir).with_suffix(".stderr")
-    result = Result("in-process" if workers == 1 else f"{workers} workers", workers)
-    with open(err_path, "w") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
-    try:
-        start = None
-        best = None                 # (distance from the middle, sample)
-        while proc.poll() is None:
-            time.sleep(0.1)
-            found = PROGRESS_RE.findall(err_path.read_text())
-            done = int(found[-1].replace(",", "")) if found else 0
-            if done == 0:
-                continue
-            start = start or time.monotonic()
-            if args.seconds is None:
-                frac = done / args.iters
-            else:
-                frac = (time.monotonic() - start) / args.seconds
-            if best is not None and frac > 0.5 and best[0] < 0.1:
-                continue
-            sample = _sample(proc.pid, workers)
-            if sample is not None and (best is None or abs(frac - 0.5) < best[0]):
-                best = (abs(frac - 0.5), sample)
-        stdout = proc.communicate(timeout=60)[0]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    stderr = err_path.read_text()
-    m = DONE_RE.search(stdout)
-    if proc.returncode != 0 or m is None:
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr}")
-    result.iterations, result.elapsed, result.rate = int(m[1]), float(m[2]), float(m[3])
-    result.infosets, result.checkpoint = int(m[4]), Path(m[5])
-    merge = MERGE_RE.search(stderr)
-    if merge:
-        result.merge = {"merge_ms": float(merge[1]), "merge_core": float(merge[2]),
-                        "batch": int(merge[3]), "delta_bytes": float(merge[4]),
-                        "main_busy": float(merge[6]), "restarts": int(merge[7])}
-    result.memory = best[1] if best else {}
+    """One train_blueprint run (:func:`benchlib.train`), its store size and, on Kuhn and Leduc,
+    the exploitability of its result."""
+    result = benchlib.train(benchlib.config_source(args.config, args.game), logdir, workers,
+                            seed=args.seed, seconds=args.seconds,
+                            iters=None if args.seconds is not None else args.iters,
+                            start_method=args.start_method)
     header, _ = ckpt.read_header(result.checkpoint)
     result.store_bytes = int(header.get("stats", {}).get("store_bytes", 0))
+    result.exploitability = None
     if args.game in ("kuhn", "leduc"):
         ev = subprocess.run([sys.executable, "-m", "holdem.cli.eval_blueprint", "--checkpoint",
                              str(result.checkpoint), "--exploitability"], capture_output=True,

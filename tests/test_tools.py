@@ -1,0 +1,112 @@
+"""Smoke tests of the parallel-training benchmarks in tools/: each runs on Leduc with tiny
+settings and prints its documented last line with positive figures."""
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from holdem import config as config_mod
+from holdem.runtime import protocol
+from holdem.runtime.worker import BatchRunner
+from holdem.store.store import RegretStore
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ROOT / "tools"
+LEDUC_INFOSETS = 288
+
+
+def run_tool(name, *args, timeout=300):
+    proc = subprocess.run([sys.executable, str(TOOLS / name), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def fields(stdout):
+    """``name: value`` lines as a dict of strings."""
+    return dict(line.split(": ", 1) for line in stdout.splitlines() if ": " in line)
+
+
+@pytest.mark.parametrize("name", ["bench_merge.py", "bench_scaling.py"])
+def test_help_shows_example_commands(name):
+    proc = run_tool(name, "--help", timeout=60)
+    assert f"python tools/{name}" in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def bench_merge():
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import bench_merge
+    finally:
+        sys.path.remove(str(TOOLS))
+    return bench_merge
+
+
+def test_consume_merges_what_produce_recorded(bench_merge, leduc):
+    config = config_mod.default_for_game("leduc")
+    runner = BatchRunner(leduc, config)
+    empty = RegretStore(row_capacity=16)
+    payload = bench_merge.produce(runner, empty.arrays, 0, 200)
+    delta = protocol.decode_delta(payload)
+    state = bench_merge.Replay(leduc, config, empty, 0, time.thread_time)
+    assert bench_merge.consume(state, payload, 1) == 200
+    assert state.iterations == 200
+    assert 0 < state.store.num_infosets == delta["keys"].size
+    assert empty.num_infosets == 0                 # the replay merged into a copy
+    for i in (0, delta["keys"].size - 1):
+        key = delta["keys"][i]
+        regrets, strategy = state.store.values_of(key)
+        start = int(delta["num_actions"][:i].sum())
+        end = start + int(delta["num_actions"][i])
+        np.testing.assert_allclose(regrets, delta["regrets"][start:end])
+        np.testing.assert_allclose(strategy, delta["strategy"][start:end])
+    assert set(state.seconds) == {"decode", "validate", "merge"}
+
+
+def test_bench_merge_reports_capacity():
+    proc = run_tool("bench_merge.py", "--game", "leduc", "--warm-seconds", "1", "--batches", 3,
+                    "--batch-size", 500, "--rounds", 2, "--threads", 2)
+    last = proc.stdout.splitlines()[-1]
+    m = re.fullmatch(r"merge capacity: (\d+) iterations/s \((\d+) threads\)", last)
+    assert m, last
+    assert int(m[1]) > 0
+    assert m[2] == "1"                             # today's merge is single-threaded
+    assert "running 1" in proc.stderr
+    got = fields(proc.stdout)
+    assert got["config"] == "leduc"
+    assert got["infosets in the store"] == f"{LEDUC_INFOSETS}"
+    assert got["batches"] == "3"
+    assert got["iterations per batch"] == "500"
+    for name in ("delta bytes per iteration", "decode ms/batch", "validate ms/batch",
+                 "merge ms/batch", "per-worker rate (it/s)", "workers served"):
+        assert float(got[name].replace(",", "")) > 0, name
+
+
+@pytest.mark.slow
+@pytest.mark.parallel
+def test_bench_scaling_reports_fraction_of_ceiling():
+    proc = run_tool("bench_scaling.py", "--game", "leduc", "--workers", "1,2", "--seconds", 2,
+                    "--independent", 2)
+    lines = proc.stdout.splitlines()
+    m = re.fullmatch(r"fraction of ceiling at 2 workers: (\d+\.\d\d)", lines[-1])
+    assert m, lines[-1]
+    assert float(m[1]) > 0
+    rows = {line.split()[0]: line.split() for line in lines[1:3]}
+    assert set(rows) == {"1", "2"}
+    assert rows["1"][2] == "1.00x"                 # speed-up of one worker against itself
+    assert rows["1"][4] == "n/a"                   # in-process: no merge line
+    assert float(rows["2"][5]) > 0                 # merge ms/batch from the parallel run
+    for r in rows.values():
+        assert float(r[1].replace(",", "")) > 0
+
+
+def test_bench_scaling_without_ceiling():
+    proc = run_tool("bench_scaling.py", "--game", "leduc", "--workers", "1", "--seconds", 1,
+                    "--independent", 0)
+    assert proc.stdout.splitlines()[-1] == "fraction of ceiling at 1 workers: n/a"

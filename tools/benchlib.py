@@ -1,0 +1,186 @@
+"""Pieces the training benchmarks share: running ``holdem.cli.train_blueprint`` as a child,
+parsing its ``done:`` and ``merge:`` lines, and sampling memory (PSS) from ``/proc``.
+
+Importing this module first also puts the repository root ahead of any installed ``holdem`` on
+``sys.path``: ``python tools/X.py`` starts with ``tools/`` on the path, not the checkout, so an
+editable install of another checkout would otherwise be the code measured.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402  (after the path fix above, like every holdem import)
+
+DONE_RE = re.compile(r"^done: iterations=(\d+) elapsed=([\d.]+) it/s=([\d.]+) infosets=(\d+) "
+                     r"checkpoint=(\S+)$", re.M)
+MERGE_RE = re.compile(r"^merge: ([\d.]+) ms/batch \(([\d.]+)% of a core\); (\d+) iterations/batch; "
+                      r"delta ([\d.]+) bytes/iteration; store ([^;]+); main process busy "
+                      r"([\d.]+)% of a core; worker restarts (\d+)$", re.M)
+PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
+STORE_FILE_RE = re.compile(r"/holdem-\d+-[0-9a-f]+-g\d+\.store")
+KIB = 1024
+
+
+def parser(doc, game_help):
+    """An ArgumentParser described by the tool's docstring ``doc`` (first paragraph; the rest,
+    with its example commands, as the epilog) with the ``--game`` and ``--config`` options."""
+    from holdem.games import SMALL_GAMES
+
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n\n".join(doc.split("\n\n")[1:]))
+    p.add_argument("--game", default="leduc", choices=SMALL_GAMES, help=game_help)
+    p.add_argument("--config", metavar="FILE", help="YAML config instead of --game")
+    return p
+
+
+def log(text):
+    """Progress for the reader: stderr, so stdout holds only the results."""
+    print(text, file=sys.stderr, flush=True)
+
+
+# -- /proc ------------------------------------------------------------------------------------
+def children(ppid):
+    """Pids of the live worker processes of ``ppid`` (multiprocessing's resource tracker left
+    out)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        rest = stat[stat.rindex(")") + 2:].split()
+        if int(rest[1]) == ppid and rest[0] != "Z" and b"resource_tracker" not in cmd:
+            out.append(int(entry))
+    return sorted(out)
+
+
+def pss(pid):
+    """(total PSS, PSS of holdem store mappings) of ``pid`` in bytes, or None if it is gone."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        smaps = Path(f"/proc/{pid}/smaps").read_text()
+    except OSError:
+        return None
+    total = int(re.search(r"^Pss:\s+(\d+) kB", rollup, re.M)[1]) * KIB
+    store, in_store = 0, False
+    for line in smaps.splitlines():
+        if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+            in_store = STORE_FILE_RE.search(line) is not None
+        elif in_store and line.startswith("Pss:"):
+            store += int(line.split()[1]) * KIB
+    return total, store
+
+
+def sample_pss(main_pid, workers):
+    """{role: (pid, total PSS, store PSS)} for the main process and each of its ``workers``
+    (none when ``workers`` is 1: in-process), or None unless every one of them answered."""
+    sample = {}
+    pids = [("main", main_pid)] + [(f"worker {i}", p) for i, p in
+                                   enumerate(children(main_pid))]
+    for role, pid in pids:
+        got = pss(pid)
+        if got is not None:
+            sample[role] = (pid, *got)
+    return sample if len(sample) == workers + (1 if workers > 1 else 0) else None
+
+
+# -- output lines -----------------------------------------------------------------------------
+def parse_done(stdout):
+    """The ``done:`` line of train_blueprint as a dict, or None."""
+    m = DONE_RE.search(stdout)
+    if m is None:
+        return None
+    return {"iterations": int(m[1]), "elapsed": float(m[2]), "rate": float(m[3]),
+            "infosets": int(m[4]), "checkpoint": Path(m[5])}
+
+
+def parse_merge(stderr):
+    """The parallel run's ``merge:`` line (stderr) as a dict, or None (in-process runs)."""
+    m = MERGE_RE.search(stderr)
+    if m is None:
+        return None
+    return {"merge_ms": float(m[1]), "merge_core": float(m[2]), "batch": int(m[3]),
+            "delta_bytes": float(m[4]), "main_busy": float(m[6]), "restarts": int(m[7])}
+
+
+# -- runs -------------------------------------------------------------------------------------
+def config_source(config, game):
+    """The YAML file of ``--config FILE`` or, without it, of ``--game GAME``."""
+    return Path(config) if config else ROOT / "configs" / f"{game}.yaml"
+
+
+class Run:
+    """One finished train_blueprint run: the ``done:`` fields as attributes (``iterations``,
+    ``elapsed``, ``rate``, ``infosets``, ``checkpoint``), ``merge`` (dict or None) and ``memory``
+    (:func:`sample_pss`'s dict, empty when the run ended before a sample was taken)."""
+
+    def __init__(self, workers, done, merge, memory):
+        self.workers = workers
+        self.label = "in-process" if workers == 1 else f"{workers} workers"
+        self.__dict__.update(done)
+        self.merge = merge
+        self.memory = memory
+
+
+def train(source, logdir, workers, seed=0, seconds=None, iters=None, start_method="spawn"):
+    """Run train_blueprint on the YAML ``source`` for ``seconds`` (or ``iters``) with ``workers``
+    (1 = in-process) under ``logdir``; PSS is sampled about half-way through training.
+    Returns a :class:`Run`; raises SystemExit with the run's stderr if it failed."""
+    logdir = Path(logdir)
+    config = logdir.with_suffix(".yaml")
+    data = yaml.safe_load(Path(source).read_text())
+    if data.get("game", {}).get("buckets"):
+        from holdem.games import resolve_asset
+        data["game"]["buckets"] = str(resolve_asset(data["game"]["buckets"]).resolve())
+    # Progress lines tell how far training is, so memory is sampled mid-run.
+    data.setdefault("train", {}).update(progress_interval=0.25, seed=seed)
+    config.write_text(yaml.safe_dump(data))
+    cmd = [sys.executable, "-m", "holdem.cli.train_blueprint", "--config", str(config),
+           "--num-workers", str(workers), "--logdir", str(logdir)]
+    cmd += ["--iters", str(iters)] if seconds is None else ["--time-budget", str(seconds)]
+    if workers > 1:
+        cmd += ["--start-method", start_method]
+    err_path = logdir.with_suffix(".stderr")
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
+    try:
+        start = None
+        best = None                 # (distance from the middle, sample)
+        while proc.poll() is None:
+            time.sleep(0.1)
+            found = PROGRESS_RE.findall(err_path.read_text())
+            done = int(found[-1].replace(",", "")) if found else 0
+            if done == 0:
+                continue
+            start = start or time.monotonic()
+            frac = done / iters if seconds is None else (time.monotonic() - start) / seconds
+            # One early sample in case the run ends soon, then only near the middle: reading
+            # smaps walks every page of every process, CPU taken from the runs being measured.
+            if best is not None and (frac < 0.4 or (frac > 0.5 and best[0] < 0.1)):
+                continue
+            sample = sample_pss(proc.pid, workers)
+            if sample is not None and (best is None or abs(frac - 0.5) < best[0]):
+                best = (abs(frac - 0.5), sample)
+        stdout = proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stderr = err_path.read_text()
+    done = parse_done(stdout)
+    if proc.returncode != 0 or done is None:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr}")
+    return Run(workers, done, parse_merge(stderr), best[1] if best else {})
