@@ -11,13 +11,16 @@ nothing. This benchmark measures the path on its own, without workers or pipes:
    keep each encoded delta. The worker's CPU time per iteration (traversal plus encoding) gives
    the per-worker rate;
 2. replay: ``--rounds`` times, into a fresh private copy of the store, consume every recorded
-   delta as :meth:`holdem.runtime.trainer.ParallelRun._merge` does, timed with CPU time.
+   delta as :meth:`holdem.runtime.process.ProcessExecutor._merge` does, timed with CPU time
+   (one thread) or wall time (more).
 
 ``produce`` (worker side) and ``consume`` (main side) below are the only places that call the
-project's delta path; a new path is measured by changing those two calls (and ``MERGE_THREADS``).
+project's delta path.
 Output, one ``name: value`` per line on stdout (progress goes to stderr); ``decode`` is
 ``protocol.decode_delta`` (msgpack and the protocol's field checks), ``validate`` is
-``game.keys_match``, ``merge`` is ``RegretStore.merge`` with the regret floor; medians over the
+``game.keys_match`` of the rows new to the store, ``merge`` is
+:func:`holdem.runtime.process.apply_delta` (every offset checked against the store, then the values
+added on ``--threads`` threads; the new rows merged by key) with the regret floor; medians over the
 rounds. ``workers served`` = merge capacity / per-worker rate: the worker count at which the main
 process saturates (receiving from the pipes and the rest of the main loop not included). The last
 line is ``merge capacity: N iterations/s (T threads)``.
@@ -39,15 +42,14 @@ from holdem.cli._common import iteration_count, positive_float
 from holdem.games import make_game
 from holdem.metrics import format_bytes
 from holdem.runtime import protocol
-from holdem.runtime.trainer import MAX_ITERS_PER_INFOSET, TARGET_BATCH_SECONDS
+from holdem.runtime.process import MAX_ITERS_PER_INFOSET, TARGET_BATCH_SECONDS, apply_delta
 from holdem.runtime.worker import BatchRunner, _readonly
 from holdem.solver import kernels as solver_kernels
 from holdem.solver.solver import Solver, make_params
+from holdem.store.delta import RowMerger
 from holdem.store.kernels import StoreArrays
 from holdem.store.store import RegretStore
 
-# Threads ``consume`` can use: today's RegretStore.merge is single-threaded.
-MERGE_THREADS = 1
 PLATEAU_SECONDS = 10.0           # warm until the infoset count grows < PLATEAU_GROWTH in this
 PLATEAU_GROWTH = 0.01
 PROBE_ITERATIONS = 1000          # the batch that measures the worker rate for --batch-size
@@ -60,17 +62,13 @@ def produce(runner, read_arrays, t0, n):
     start = time.perf_counter()
     utility_sum, visits = runner.run(read_arrays, t0, n, 0.0)
     seconds = time.perf_counter() - start
-    keys, num_actions, _, regrets, strategy = runner.delta.used()
-    payload = protocol.encode_delta(0, 0, 0, n, utility_sum, visits, seconds, keys, num_actions,
-                                    regrets, strategy)
-    runner.delta.clear()
-    return payload
+    return runner.take_delta(read_arrays, 0, 0, 0, n, utility_sum, visits, seconds)
 
 
 def consume(state, payload, threads):
-    """The main process's handling of one delta (as ParallelRun._merge): decode, validate,
-    check against the game, merge into ``state.store``. Returns the delta's iterations.
-    ``threads`` is what the merge may use (today's merge runs on one)."""
+    """The main process's handling of one delta (as ProcessExecutor._merge): decode, check the
+    new rows against the game, merge (offsets checked, then added on ``threads`` threads).
+    Returns the delta's iterations."""
     state.lap(None)
     msg = protocol.decode_delta(payload)
     state.lap("decode")
@@ -78,8 +76,7 @@ def consume(state, payload, threads):
     if keys.size and not state.game.keys_match(keys, num_actions):
         raise protocol.ProtocolError("delta holds infosets that are not in the game")
     state.lap("validate")
-    state.store.merge(keys, num_actions, msg["regrets"], msg["strategy"],
-                      regret_floor=state.floor(), check_existing=False)
+    apply_delta(state.store, state.merger(threads), msg, state.floor())
     state.iterations += msg["iters"]
     state.lap("merge")
     return msg["iters"]
@@ -96,6 +93,17 @@ class Replay:
         self.clock = clock
         self.seconds = {"decode": 0.0, "validate": 0.0, "merge": 0.0}
         self._last = clock()
+        self._merger = None
+
+    def merger(self, threads):
+        """The :class:`RowMerger` with ``threads`` threads (made once; the run's lives as long)."""
+        if self._merger is None:
+            self._merger = RowMerger(threads)
+        return self._merger
+
+    def close(self):
+        if self._merger is not None:
+            self._merger.close()
 
     def lap(self, stage):
         """Charge the time since the previous lap to ``stage`` (None: not timed)."""
@@ -105,7 +113,7 @@ class Replay:
         self._last = now
 
     def floor(self):
-        """The regret floor now, as ParallelRun._weight_now scales it."""
+        """The regret floor now, as ProcessExecutor._weight_now scales it."""
         floor = self.config.solver.regret_floor
         if floor is None:
             return None
@@ -154,7 +162,7 @@ def record(game, config, store, t0, batches, batch_size):
         start = time.thread_time()
         produce(runner, read, t0, PROBE_ITERATIONS)
         rate = PROBE_ITERATIONS / max(time.thread_time() - start, 1e-9)
-        cap = max(1000, MAX_ITERS_PER_INFOSET * store.num_infosets)     # as ParallelRun sizes
+        cap = max(1000, MAX_ITERS_PER_INFOSET * store.num_infosets)     # as ProcessExecutor sizes
         batch_size = max(1, min(cap, int(rate * TARGET_BATCH_SECONDS)))
         t0 += PROBE_ITERATIONS
     payloads, cpu = [], 0.0
@@ -170,8 +178,11 @@ def replay(game, config, store, iterations, payloads, threads):
     # Thread CPU time ignores other processes; a multi-threaded merge is judged by wall time.
     clock = time.thread_time if threads == 1 else time.perf_counter
     state = Replay(game, config, store, iterations, clock)
-    for payload in payloads:
-        consume(state, payload, threads)
+    try:
+        for payload in payloads:
+            consume(state, payload, threads)
+    finally:
+        state.close()
     return state.seconds
 
 
@@ -180,7 +191,7 @@ def build_parser():
     p = benchlib.parser(__doc__, "small game with the defaults of configs/GAME.yaml "
                                  "(default leduc)")
     p.add_argument("--threads", type=iteration_count, default=1,
-                   help="threads the merge may use (default 1; today's merge uses one)")
+                   help="threads the merge uses (default 1)")
     p.add_argument("--warm-seconds", type=positive_float, default=150.0, metavar="S",
                    help="at most this many CPU seconds of in-process training before recording; "
                         "less when the store stops growing (default 150: hunl_blueprint then "
@@ -201,9 +212,7 @@ def main(argv=None):
         config = config_mod.load(args.config)
     else:
         config = config_mod.default_for_game(args.game)
-    threads = min(args.threads, MERGE_THREADS)
-    if threads < args.threads:
-        log(f"--threads {args.threads}: the merge is single-threaded today; running 1")
+    threads = args.threads
     game = make_game(config)
     solver = Solver(game, config)
     warm(solver, args.warm_seconds)

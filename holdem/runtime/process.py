@@ -48,6 +48,17 @@ def _read_only(arr):
     return arr
 
 
+def apply_delta(store, merger, msg, regret_floor):
+    """Merge a decoded delta (whose new rows were checked against the game) into ``store``:
+    first the rows the store holds -- every offset checked before any is added, then added on
+    ``merger``'s threads -- then the new rows, which may grow the store. Raises ``ValueError``
+    with nothing written when the offsets are malformed."""
+    merger.merge(store.arrays, msg["offsets"], msg["regrets"], msg["strategy"],
+                 regret_floor=regret_floor)
+    store.merge(msg["keys"], msg["num_actions"], msg["new_regrets"], msg["new_strategy"],
+                regret_floor=regret_floor, check_existing=False)
+
+
 def merge_threads(config, num_workers):
     """Threads that merge deltas: ``train.merge_threads``, or with 0 one per four workers
     (at most 8)."""
@@ -225,15 +236,10 @@ class ProcessExecutor:
         floor = self.config.solver.regret_floor
         if floor is not None:
             floor = floor * self._weight_now()
-        store = self.run.store
-        try:        # rows the store holds: checked in full, then added on the merge threads
-            self.merger.merge(store.arrays, msg["offsets"], msg["regrets"], msg["strategy"],
-                              regret_floor=floor)
+        try:
+            apply_delta(self.run.store, self.merger, msg, floor)
         except ValueError as exc:
             raise protocol.ProtocolError(str(exc)) from None
-        # Rows new to the store (checked against the game above); may grow the store.
-        store.merge(keys, num_actions, msg["new_regrets"], msg["new_strategy"],
-                    regret_floor=floor, check_existing=False)
         s = self.stats
         s["merge_seconds"] += time.perf_counter() - start
         s["merges"] += 1
