@@ -42,9 +42,9 @@ def parse_args(argv):
 
 def equity_seconds(spec, work, spots, seed):
     """Median seconds to compute one equity vector on each street (random cards)."""
+    from holdem import rng
     from holdem.analysis import lbr
     from holdem.analysis import lbr_kernels as lk
-    from holdem.solver import rng
 
     state = rng.make_states(seed, 1)[0]
     deal = np.random.default_rng(seed)

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from holdem import rng
 from holdem.analysis import multiway_play_kernels as mpk
 from holdem.analysis import play_kernels as pk
 from holdem.games.tree import NodeKind
-from holdem.solver import rng
 from holdem.solver.kernels import make_workspace
 from holdem.solver.multiway_kernels import make_workspace as mw_make_workspace
 from holdem.store.store import RegretStore

@@ -23,11 +23,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from holdem import rng
 from holdem.abstraction.kernels import RUNTIME_WORK
 from holdem.analysis import lbr_kernels as lk
 from holdem.analysis.headtohead import _store_of, bot_tables
 from holdem.games.tree import ActionCode
-from holdem.solver import rng
 from holdem.store.store import RegretStore
 
 DEFAULT_HANDS = 100_000
