@@ -67,13 +67,13 @@ def main(argv=None):
     from holdem import config as config_mod
     from holdem.analysis import lbr
     from holdem.analysis.blueprint import Blueprint
-    from holdem.analysis.headtohead import _store_of
+    from holdem.analysis.headtohead import blueprint_store
     from holdem.games import make_game
 
     samples = args.preflop_samples or lbr.DEFAULT_PREFLOP_SAMPLES
     if args.checkpoint:
         bp = Blueprint.load(args.checkpoint)
-        game, store, name = bp.game, _store_of(bp).arrays, str(bp.checkpoint.path)
+        game, store, name = bp.game, blueprint_store(bp).arrays, str(bp.checkpoint.path)
     else:
         game = make_game(config_mod.load(args.config))
         store, name = lbr.baseline_store(game, args.policy), f"always-{args.policy}"
