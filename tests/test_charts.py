@@ -169,7 +169,7 @@ def test_png_with_matplotlib(bp, tmp_path):
 
 
 def test_cli_in_process(runs, tmp_path, capsys, monkeypatch):
-    from holdem.cli._common import run_main
+    from holdem.cli.common import run_main
 
     a, b = (str(r) for r in runs)
     assert run_main(charts.main, ["--checkpoint", a, "--no-color"]) == 0

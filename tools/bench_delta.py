@@ -14,7 +14,7 @@ processes on the machine do not count. The ratio bounds what N workers can reach
 import argparse
 import time
 
-from holdem.cli._common import iteration_count
+from holdem.cli.common import iteration_count
 
 
 def parse_args(argv):

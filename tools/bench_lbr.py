@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from holdem.cli._common import iteration_count
+from holdem.cli.common import iteration_count
 
 
 def parse_args(argv):

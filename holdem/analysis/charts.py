@@ -385,7 +385,7 @@ def save_png(chart_or_cmp, path):
 
 # -- command line ---------------------------------------------------------------------------
 def build_parser():
-    from holdem.cli._common import ArgumentParser
+    from holdem.cli.common import ArgumentParser
 
     p = ArgumentParser(prog="python -m holdem.analysis.charts",
                        description="Preflop range chart of a heads-up blueprint: the action mix "
@@ -436,6 +436,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    from holdem.cli._common import run_main
+    from holdem.cli.common import run_main
 
     sys.exit(run_main(main))
