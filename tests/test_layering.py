@@ -111,8 +111,10 @@ def floor_of(module):
 
 
 def is_kernel_module(module):
-    return module.rsplit(".", 1)[-1].endswith("kernels") or module in ("holdem._jit",
-                                                                        "holdem.rng")
+    """Named ``*kernels``, _jit and rng, and any module taking its decorator from _jit (such as
+    games/deal.py): the modules numba compiles."""
+    return (module.rsplit(".", 1)[-1].endswith("kernels") or module == "holdem._jit"
+            or module in JIT_MODULES)
 
 
 def _forbidden(*packages):
@@ -223,6 +225,8 @@ def import_time_graph(imports_by_module):
 
 
 IMPORTS = all_imports(find_modules())
+JIT_MODULES = {name for name, imports in IMPORTS.items()
+               if any(i.target == "holdem._jit" for i in imports)} | {"holdem.rng"}
 
 
 def _cases():
