@@ -13,8 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from holdem.games import GAME_NAMES
-
+GAME_NAMES = ("kuhn", "leduc", "nlhe")
 SAMPLINGS = ("external", "outcome")
 WEIGHTINGS = ("none", "linear", "dcfr")
 CLOCKS = ("iterations", "seconds")

@@ -14,6 +14,7 @@ from holdem import config as config_mod
 from holdem.abstraction.buckets import lookup_buckets
 from holdem.analysis import charts
 from holdem.analysis.charts import GRID, ChartError, combos, compare, range_chart
+from holdem.cli import charts as charts_cli
 from holdem.games import make_game
 from holdem.solver.solver import Solver
 from holdem.solver.solver import save_solver
@@ -169,27 +170,27 @@ def test_png_with_matplotlib(bp, tmp_path):
 
 
 def test_cli_in_process(runs, tmp_path, capsys, monkeypatch):
-    from holdem.cli._common import run_main
+    from holdem.cli.common import run_main
 
     a, b = (str(r) for r in runs)
-    assert run_main(charts.main, ["--checkpoint", a, "--no-color"]) == 0
+    assert run_main(charts_cli.main, ["--checkpoint", a, "--no-color"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("small blind (button) after (first to act)") and len(out) == 16
     html_path = tmp_path / "c.html"
-    assert run_main(charts.main, ["--checkpoint", a, "--line", "r2.5b", "--compare", b,
-                                  "--html", str(html_path)]) == 0
+    assert run_main(charts_cli.main, ["--checkpoint", a, "--line", "r2.5b", "--compare", b,
+                                      "--html", str(html_path)]) == 0
     assert len(_cells(html_path.read_text()).cells) == 169
-    assert run_main(charts.main, ["--checkpoint", a, "--line", "c c"]) == 2
+    assert run_main(charts_cli.main, ["--checkpoint", a, "--line", "c c"]) == 2
     assert "not a preflop decision" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    assert run_main(charts.main, ["--checkpoint", a, "--png", str(tmp_path / "x.png")]) == 2
+    assert run_main(charts_cli.main, ["--checkpoint", a, "--png", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err
     assert "needs matplotlib" in err and len(err.strip().splitlines()) == 1
 
 
 def test_cli_subprocess(runs):
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "holdem.analysis.charts", *args],
+        return subprocess.run([sys.executable, "-m", "holdem.cli.charts", *args],
                               capture_output=True, text=True, timeout=120)
     assert "--compare" in run("--help").stdout
     proc = run("--checkpoint", str(runs[0]), "--line", "r2.5b")

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from holdem import config as config_mod
+from holdem import rng as rng_mod
 from holdem.analysis import lbr
 from holdem.analysis import lbr_kernels as lk
 from holdem.evaluator import rank7, rank7_batch
 from holdem.games import make_game
 from holdem.games.tree import NodeKind
-from holdem.solver import rng as rng_mod
 from holdem.solver.solver import Solver
 from holdem.store.store import RegretStore
 from holdem.solver.solver import save_solver

@@ -121,9 +121,9 @@ def test_random_lines_agree_with_rules_engine(hu):
 def test_deal_kernel_matches_evaluator_and_bucket_lookup():
     """The NLHE deal kernel's strengths are 7-card ranks and its buckets the bucket lookup's."""
     from holdem import config as config_mod
+    from holdem import rng
     from holdem.abstraction.buckets import lookup_buckets
     from holdem.games import make_game
-    from holdem.solver import rng
     from holdem.solver.kernels import make_workspace
 
     cfg = config_mod.load(Path(__file__).resolve().parents[1] / "configs" / "hunl_default.yaml")

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from holdem import config
+from holdem import rng as rng_mod
 from holdem.analysis.strategy import average_profile
 from holdem.solver import kernels
-from holdem.solver import rng as solver_rng
 from holdem.solver.solver import RingBuffer, Solver, make_params
 from tests.reference.vanilla_cfr import regret_matching as reference_regret_matching
 
@@ -38,7 +38,7 @@ def exploitability(game, evaluator, solver):
 def _uniforms(state, n):
     out = np.empty(n)
     for i in range(n):
-        out[i] = solver_rng.uniform(state)
+        out[i] = rng_mod.uniform(state)
     return out
 
 
@@ -46,7 +46,7 @@ def _uniforms(state, n):
 def _below(state, bound, n):
     out = np.empty(n, np.int64)
     for i in range(n):
-        out[i] = solver_rng.below(state, bound)
+        out[i] = rng_mod.below(state, bound)
     return out
 
 
@@ -79,11 +79,11 @@ def test_regret_matching_cases():
 # -- random numbers ---------------------------------------------------------------------------
 
 def test_make_states_reproducible_and_distinct(seed):
-    a = solver_rng.make_states(seed, 4)
+    a = rng_mod.make_states(seed, 4)
     assert a.dtype == np.uint64 and a.shape == (4, 4)
-    assert np.array_equal(a, solver_rng.make_states(seed, 4))
+    assert np.array_equal(a, rng_mod.make_states(seed, 4))
     assert len({tuple(row) for row in a}) == 4
-    assert not np.array_equal(a, solver_rng.make_states(seed + 1, 4))
+    assert not np.array_equal(a, rng_mod.make_states(seed + 1, 4))
     streams = [_uniforms(state.copy(), 1000) for state in a]
     for i in range(4):
         for j in range(i):
@@ -92,18 +92,18 @@ def test_make_states_reproducible_and_distinct(seed):
 
 
 def test_uniform_range_and_mean(seed):
-    state = solver_rng.make_states(seed, 1)[0]
+    state = rng_mod.make_states(seed, 1)[0]
     x = _uniforms(state, 200_000)
     assert x.min() >= 0.0 and x.max() < 1.0
     assert x.mean() == pytest.approx(0.5, abs=0.005)           # sd of the mean: 0.00065
     assert x.var() == pytest.approx(1 / 12, abs=0.002)
     assert np.histogram(x, bins=10, range=(0, 1))[0].min() > 19_000
-    again = solver_rng.make_states(seed, 1)[0]
+    again = rng_mod.make_states(seed, 1)[0]
     assert np.array_equal(_uniforms(again, 200_000), x)       # the state is the whole RNG
 
 
 def test_below_range_and_counts(seed):
-    state = solver_rng.make_states(seed, 1)[0]
+    state = rng_mod.make_states(seed, 1)[0]
     x = _below(state, 6, 60_000)
     assert x.min() == 0 and x.max() == 5
     assert np.bincount(x).min() > 9_500

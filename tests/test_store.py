@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from holdem.store import kernels
-from holdem.store.store import ENTRY_BYTES, ROW_BYTES, SLOT_BYTES, RegretStore, validate_delta
+from holdem.store.store import (ENTRY_BYTES, ROW_BYTES, SLOT_BYTES, RegretStore, read_only_view,
+                                validate_delta)
 from tests.reference.vanilla_cfr import DictStore, dict_contents, store_contents
 
 
@@ -268,3 +269,17 @@ def test_prefetch_slot_changes_nothing_and_accepts_every_slot(rng):
     assert (out[40:][~np.isin(probe[40:], keys)] == kernels.NOT_FOUND).all()
     for a, b in zip(before, store.arrays):
         np.testing.assert_array_equal(a, b)
+
+
+def test_read_only_view_shares_memory_and_refuses_writes():
+    store = RegretStore(row_capacity=16)
+    store.merge(np.array([7], np.int64), np.array([2], np.int8), np.ones(2, np.float32),
+                np.ones(2))
+    view = read_only_view(store.arrays)
+    assert view._fields == store.arrays._fields
+    for name in view._fields:
+        assert np.shares_memory(getattr(view, name), getattr(store.arrays, name))
+        assert not getattr(view, name).flags.writeable
+        assert getattr(store.arrays, name).flags.writeable
+    with pytest.raises(ValueError):
+        view.regrets[0] = 1.0

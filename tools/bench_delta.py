@@ -14,7 +14,7 @@ processes on the machine do not count. The ratio bounds what N workers can reach
 import argparse
 import time
 
-from holdem.cli._common import iteration_count
+from holdem.cli.common import iteration_count
 
 
 def parse_args(argv):
@@ -40,15 +40,15 @@ def main(argv=None):
     from holdem import config as config_mod
     from holdem.games import make_game
     from holdem.runtime import protocol
-    from holdem.runtime.worker import BatchRunner, _readonly
+    from holdem.runtime.worker import BatchRunner
     from holdem.solver.solver import Solver
+    from holdem.store.store import read_only_view
 
     config = config_mod.load(args.config)
     game = make_game(config)
     solver = Solver(game, config)
     solver.run(args.warm)
-    arrays = solver.store.arrays
-    read = arrays._replace(**{n: _readonly(getattr(arrays, n)) for n in arrays._fields})
+    read = read_only_view(solver.store.arrays)
     runner = BatchRunner(game, config)
     runner.warm_up()
     batches = max(1, args.iters // args.batch_size)

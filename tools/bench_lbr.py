@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from holdem.cli._common import iteration_count
+from holdem.cli.common import iteration_count
 
 
 def parse_args(argv):
@@ -42,9 +42,9 @@ def parse_args(argv):
 
 def equity_seconds(spec, work, spots, seed):
     """Median seconds to compute one equity vector on each street (random cards)."""
+    from holdem import rng
     from holdem.analysis import lbr
     from holdem.analysis import lbr_kernels as lk
-    from holdem.solver import rng
 
     state = rng.make_states(seed, 1)[0]
     deal = np.random.default_rng(seed)
@@ -67,13 +67,13 @@ def main(argv=None):
     from holdem import config as config_mod
     from holdem.analysis import lbr
     from holdem.analysis.blueprint import Blueprint
-    from holdem.analysis.headtohead import _store_of
+    from holdem.analysis.headtohead import blueprint_store
     from holdem.games import make_game
 
     samples = args.preflop_samples or lbr.DEFAULT_PREFLOP_SAMPLES
     if args.checkpoint:
         bp = Blueprint.load(args.checkpoint)
-        game, store, name = bp.game, _store_of(bp).arrays, str(bp.checkpoint.path)
+        game, store, name = bp.game, blueprint_store(bp).arrays, str(bp.checkpoint.path)
     else:
         game = make_game(config_mod.load(args.config))
         store, name = lbr.baseline_store(game, args.policy), f"always-{args.policy}"

@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from holdem.cli._common import iteration_count, positive_float
+from holdem.cli.common import iteration_count, positive_float
 
 _STARTUP = """
 import json, sys, time

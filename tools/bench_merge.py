@@ -38,17 +38,17 @@ import benchlib  # first: puts this checkout's holdem on sys.path
 from benchlib import log
 
 from holdem import config as config_mod
-from holdem.cli._common import iteration_count, positive_float
+from holdem.cli.common import iteration_count, positive_float
 from holdem.games import make_game
 from holdem.metrics import format_bytes
 from holdem.runtime import protocol
 from holdem.runtime.process import MAX_ITERS_PER_INFOSET, TARGET_BATCH_SECONDS, apply_delta
-from holdem.runtime.worker import BatchRunner, _readonly
+from holdem.runtime.worker import BatchRunner
 from holdem.solver import kernels as solver_kernels
 from holdem.solver.solver import Solver, make_params
 from holdem.store.delta import RowMerger
 from holdem.store.kernels import StoreArrays
-from holdem.store.store import RegretStore
+from holdem.store.store import RegretStore, read_only_view
 
 PLATEAU_SECONDS = 10.0           # warm until the infoset count grows < PLATEAU_GROWTH in this
 PLATEAU_GROWTH = 0.01
@@ -155,7 +155,7 @@ def warm(solver, cap_seconds):
 def record(game, config, store, t0, batches, batch_size):
     """Encoded deltas of ``batches`` worker batches from iteration ``t0``, the batch size and
     the worker's rate (iterations per CPU second of produce)."""
-    read = store.arrays._replace(**{n: _readonly(a) for n, a in store.arrays._asdict().items()})
+    read = read_only_view(store.arrays)
     runner = BatchRunner(game, config)
     runner.warm_up()
     if batch_size is None:

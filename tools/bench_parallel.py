@@ -38,7 +38,7 @@ from pathlib import Path
 import benchlib
 from benchlib import ROOT
 
-from holdem.cli._common import iteration_count, positive_float
+from holdem.cli.common import iteration_count, positive_float
 
 from holdem import checkpoint as ckpt
 from holdem.metrics import format_bytes

@@ -29,7 +29,7 @@ from pathlib import Path
 import benchlib
 from benchlib import log
 
-from holdem.cli._common import non_negative_int, positive_float
+from holdem.cli.common import non_negative_int, positive_float
 from holdem.metrics import format_bytes
 
 

@@ -36,9 +36,9 @@ Hand strength (HS) on the river
 
 import numpy as np
 
+from holdem import rng
 from holdem._jit import njit_exact, njit_inline
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
-from holdem.solver import rng
 
 NUM_RANKS = 13
 RANK_MASK = (1 << NUM_RANKS) - 1

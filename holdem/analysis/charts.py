@@ -1,8 +1,6 @@
 """Preflop range charts of a heads-up blueprint: the action mix of every hand class at one decision.
 
-    python -m holdem.analysis.charts --checkpoint runs/x                  # SB first to act
-    python -m holdem.analysis.charts --checkpoint runs/x --line "r2.5b" --html bb.html
-    python -m holdem.analysis.charts --checkpoint runs/x --compare runs/y  # y minus x
+The command line is :mod:`holdem.cli.charts` (``python -m holdem.cli.charts --checkpoint PATH``).
 
 Grid convention (as in most poker tools): rows and columns are the ranks A, K, ..., 2 from the
 top left; the diagonal holds the pairs, the upper right triangle (column rank below row rank) the
@@ -18,8 +16,6 @@ colour or plain text), a PNG (only if matplotlib is installed) and the differenc
 
 import html
 import json
-import os
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -330,7 +326,9 @@ def comparison_to_html(cmp):
 
 
 # -- PNG ------------------------------------------------------------------------------------
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the non-interactive Agg backend; raises ChartError when matplotlib is
+    not installed (call it first to fail before writing anything)."""
     try:
         import matplotlib
     except ImportError:
@@ -343,7 +341,7 @@ def _pyplot():
 
 def save_png(chart_or_cmp, path):
     """Draw a chart (stacked bars per cell) or a comparison (diverging colours) to ``path``."""
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.patches import Patch, Rectangle
 
     is_cmp = isinstance(chart_or_cmp, Comparison)
@@ -381,61 +379,3 @@ def save_png(chart_or_cmp, path):
                   loc="upper center", bbox_to_anchor=(0.5, 0), ncol=4, fontsize=8)
     fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
-
-
-# -- command line ---------------------------------------------------------------------------
-def build_parser():
-    from holdem.cli._common import ArgumentParser
-
-    p = ArgumentParser(prog="python -m holdem.analysis.charts",
-                       description="Preflop range chart of a heads-up blueprint: the action mix "
-                       "of all 169 hand classes at one decision (terminal grid by default).")
-    p.add_checkpoint()
-    p.add_argument("--line", default="", metavar='"LABELS"',
-                   help='abstract preflop actions so far, space-separated: "" = small blind first '
-                   'to act (default), "r2.5b" = big blind facing the open, "r2.5b r1p" = ...')
-    p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
-    p.add_argument("--png", metavar="OUT.png", help="write a PNG (needs matplotlib)")
-    p.add_argument("--compare", metavar="PATH2",
-                   help="second checkpoint: chart the change from PATH to PATH2")
-    p.add_argument("--current", action="store_true",
-                   help="the current (regret-matching) strategy instead of the average")
-    p.add_argument("--no-color", action="store_true", help="plain-text terminal grid")
-    return p
-
-
-def main(argv=None):
-    args = build_parser().parse_args(argv)
-    from holdem.analysis.blueprint import Blueprint
-    from holdem.config import ConfigError
-
-    try:
-        chart = range_chart(Blueprint.load(args.checkpoint), args.line.split(),
-                            average=not args.current)
-        result = chart
-        if args.compare:
-            result = compare(chart, range_chart(Blueprint.load(args.compare), chart.line,
-                                                average=not args.current))
-        if args.png:
-            _pyplot()                                   # fail before writing anything
-    except ChartError as exc:
-        raise ConfigError(str(exc)) from None
-    if args.html:
-        page = comparison_to_html(result) if args.compare else to_html(result)
-        with open(args.html, "w", encoding="utf-8") as f:
-            f.write(page)
-        print(f"wrote {args.html}")
-    if args.png:
-        save_png(result, args.png)
-        print(f"wrote {args.png}")
-    if not (args.html or args.png):
-        color = not args.no_color and "NO_COLOR" not in os.environ
-        print(format_terminal_comparison(result, color) if args.compare
-              else format_terminal(result, color))
-    return 0
-
-
-if __name__ == "__main__":
-    from holdem.cli._common import run_main
-
-    sys.exit(run_main(main))

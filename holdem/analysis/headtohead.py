@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from holdem import rng
 from holdem.analysis import multiway_play_kernels as mpk
 from holdem.analysis import play_kernels as pk
 from holdem.games.tree import NodeKind
-from holdem.solver import rng
 from holdem.solver.kernels import make_workspace
 from holdem.solver.multiway_kernels import make_workspace as mw_make_workspace
 from holdem.store.store import RegretStore
@@ -55,7 +55,9 @@ def bot_tables(game):
     return tables
 
 
-def _store_of(blueprint):
+def blueprint_store(blueprint):
+    """A :class:`RegretStore` holding the rows of a Blueprint's checkpoint (copied out of the
+    memory map), for the play kernels, which read a store's arrays."""
     arrays = blueprint.checkpoint.arrays
     return RegretStore.from_arrays(arrays["keys"], arrays["num_actions"], arrays["regrets"],
                                    arrays["strategy_sum"])
@@ -71,8 +73,8 @@ def head_to_head(blueprint, opponent, hands=100_000, seed=0):
             or opponent.config.actions != blueprint.config.actions
             or opponent.game.buckets_sha256 != game.buckets_sha256):
         raise ValueError("both blueprints must use the same game and abstraction")
-    store_b = None if isinstance(opponent, str) else _store_of(opponent).arrays
-    return play_match(game, _store_of(blueprint).arrays, opponent, store_b, hands, seed)
+    store_b = None if isinstance(opponent, str) else blueprint_store(opponent).arrays
+    return play_match(game, blueprint_store(blueprint).arrays, opponent, store_b, hands, seed)
 
 
 def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tables=None):

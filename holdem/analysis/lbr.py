@@ -23,11 +23,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from holdem import rng
 from holdem.abstraction.kernels import RUNTIME_WORK
 from holdem.analysis import lbr_kernels as lk
-from holdem.analysis.headtohead import _store_of, bot_tables
+from holdem.analysis.headtohead import blueprint_store, bot_tables
 from holdem.games.tree import ActionCode
-from holdem.solver import rng
 from holdem.store.store import RegretStore
 
 DEFAULT_HANDS = 100_000
@@ -194,8 +194,8 @@ def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,
     the dealt one: exact on the flop and turn, ``allin_samples`` random boards preflop (0:
     score the dealt board). Same mean, smaller variance. ``threads``: see :func:`lbr_match`."""
     _check_game(blueprint.game)
-    return lbr_match(blueprint.game, _store_of(blueprint).arrays, hands, seed, preflop_samples,
-                     allin_samples, threads)
+    store = blueprint_store(blueprint).arrays
+    return lbr_match(blueprint.game, store, hands, seed, preflop_samples, allin_samples, threads)
 
 
 def combo_equity(hole, board, preflop_samples=DEFAULT_PREFLOP_SAMPLES, seed=0):

@@ -44,12 +44,12 @@ from collections import namedtuple
 
 import numpy as np
 
+from holdem import rng
 from holdem._jit import njit, njit_inline
 from holdem.abstraction.kernels import (POPCOUNT, RANK_MASK, hand_index_kernel,
                                         river_prepare_kernel, river_score_from_work)
 from holdem.analysis.play_kernels import _blueprint_action, average_strategy
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
-from holdem.solver import rng
 from holdem.solver.kernels import DECISION, FOLD, terminal_utility
 
 NUM_COMBOS = 1326

@@ -6,12 +6,12 @@ blueprint. Deals are *duplicate*: every deal is played once with the blueprint i
 cards stay with the seats), and the mean over those rotations is one sample.
 """
 
+from holdem import rng
 from holdem._jit import njit
 from holdem.analysis.play_kernels import (POLICY_BLUEPRINT, POLICY_CALL, POLICY_FOLD,
                                           POLICY_POT, POLICY_RANDOM, sample_average)
 from holdem.games import deal as deal_kernels
 from holdem.games.nlhe import multiway_kernels as mk
-from holdem.solver import rng
 
 
 @njit

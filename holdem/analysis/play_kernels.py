@@ -9,9 +9,9 @@ seats swapped, and the pair's mean is one sample, which removes most of the card
 
 import numpy as np
 
+from holdem import rng
 from holdem._jit import njit, njit_inline
 from holdem.games import deal as deal_kernels
-from holdem.solver import rng
 from holdem.solver.kernels import DECISION, _sample, regret_matching, terminal_utility
 from holdem.store import kernels as store_kernels
 

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from holdem.cli._common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, run_main
 from holdem.fileio import atomic_open
 
 

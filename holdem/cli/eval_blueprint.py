@@ -10,7 +10,7 @@ No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's win
 
 import sys
 
-from holdem.cli._common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, run_main
 
 
 def build_parser():

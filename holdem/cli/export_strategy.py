@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from holdem.cli._common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, run_main
 from holdem.fileio import atomic_open
 from holdem.games.small import RANK_LETTERS
 from holdem.games.tree import ACTION_LETTERS, NodeKind, history_letters

@@ -12,7 +12,7 @@ dealt so far (empty preflop). Cards as in ``holdem.cards.parse`` (e.g. ``As Kd``
 
 import sys
 
-from holdem.cli._common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, run_main
 
 
 def build_parser():

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from holdem.cli._common import ArgumentParser, non_negative_int, positive_float, run_main
+from holdem.cli.common import ArgumentParser, non_negative_int, positive_float, run_main
 from holdem.games.nlhe.records import (
     Action, ActionKind, DealRecord, IllegalActionError, TableConfig,
 )

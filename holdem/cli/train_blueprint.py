@@ -9,7 +9,7 @@ Prints progress on stderr and, at the end, one line on stdout:
 import sys
 
 from holdem import config as config_mod
-from holdem.cli._common import ArgumentParser, non_negative_int, positive_float, run_main
+from holdem.cli.common import ArgumentParser, non_negative_int, positive_float, run_main
 from holdem.games import SMALL_GAMES
 
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from holdem.config import GAME_NAMES, ConfigError
 from holdem.games import small
 from holdem.games.deal import DealArrays, small_deal
 from holdem.games.tree import NodeKind, TreeArrays, tree_depth
 
-GAME_NAMES = ("kuhn", "leduc", "nlhe")
 SMALL_GAMES = ("kuhn", "leduc")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_BUCKETS = "assets/abstraction/default_hu.buckets"
@@ -137,7 +137,6 @@ def resolve_asset(path):
 def _nlhe_game(config):
     from holdem.abstraction.actions import ActionAbstraction
     from holdem.abstraction.buckets import load_buckets
-    from holdem.config import ConfigError
     from holdem.games.deal import nlhe_deal
     from holdem.games.nlhe.abstract import HeadsUpTable, build_heads_up_tree
 
@@ -164,7 +163,6 @@ def _nlhe_game(config):
 
 def _multiway_game(config, abstraction, path):
     from holdem.abstraction.buckets import load_buckets
-    from holdem.config import ConfigError
     from holdem.games.deal import nlhe_deal
     from holdem.games.nlhe import multiway
 

@@ -11,11 +11,11 @@ from collections import namedtuple
 
 import numpy as np
 
+from holdem import rng
 from holdem._jit import njit_exact as njit
 from holdem.abstraction.buckets import BucketTables, make_work
 from holdem.abstraction.kernels import deal_buckets
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
-from holdem.solver import rng
 
 DEAL_SMALL = 0
 DEAL_NLHE = 1

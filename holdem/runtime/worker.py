@@ -19,15 +19,9 @@ from holdem.runtime import protocol
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel
 from holdem.store.delta import DeltaSplitter
-from holdem.store.store import RegretStore
+from holdem.store.store import RegretStore, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0
-
-
-def _readonly(arr):
-    view = arr.view()
-    view.flags.writeable = False
-    return view
 
 
 def batch_rng_state(seed, t0):
@@ -51,8 +45,7 @@ class BatchRunner:
     def warm_up(self):
         """Compile (or load) the kernels on throw-away stores."""
         scratch = RegretStore(row_capacity=16)            # an empty read-only store
-        read = scratch.arrays._replace(**{
-            name: _readonly(getattr(scratch.arrays, name)) for name in scratch.arrays._fields})
+        read = read_only_view(scratch.arrays)
         self.run(read, 0, 1, 0.0)
         self.take_delta(read, 0, 0, 0, 1, 0.0, 0, 0.0)
 

@@ -28,9 +28,9 @@ from collections import namedtuple
 
 import numpy as np
 
+from holdem import rng
 from holdem._jit import njit, njit_inline
 from holdem.games import deal as deal_kernels
-from holdem.solver import rng
 from holdem.store import kernels as store_kernels
 
 SAMPLING_EXTERNAL = 0

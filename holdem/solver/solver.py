@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from holdem import checkpoint as ckpt
-from holdem.solver import kernels, multiway_kernels, rng
+from holdem import rng
+from holdem.solver import kernels, multiway_kernels
 from holdem.store.store import RegretStore
 
 NEVER = np.iinfo(np.int64).max

@@ -176,6 +176,17 @@ class RegretStore:
         return store
 
 
+def read_only_view(arrays):
+    """A :class:`StoreArrays` of read-only views of ``arrays`` (nothing is copied): a kernel that
+    writes to the store it was meant only to read fails instead of corrupting it."""
+    views = {}
+    for name in arrays._fields:
+        view = getattr(arrays, name).view()
+        view.flags.writeable = False
+        views[name] = view
+    return arrays._replace(**views)
+
+
 def validate_delta(keys, num_actions, regret_delta, strategy_delta):
     """Check a delta's shapes, dtypes and consistency; return contiguous arrays or raise."""
     try:

@@ -1,0 +1,69 @@
+"""Preflop range chart of a heads-up blueprint, from the command line.
+
+    python -m holdem.cli.charts --checkpoint runs/x                  # SB first to act
+    python -m holdem.cli.charts --checkpoint runs/x --line "r2.5b" --html bb.html
+    python -m holdem.cli.charts --checkpoint runs/x --compare runs/y  # y minus x
+
+The charts themselves (grid convention, outputs) are in :mod:`holdem.analysis.charts`.
+"""
+
+import os
+import sys
+
+from holdem.analysis.charts import (ChartError, compare, comparison_to_html, format_terminal,
+                                    format_terminal_comparison, pyplot, range_chart, save_png,
+                                    to_html)
+from holdem.cli.common import ArgumentParser, run_main
+
+
+def build_parser():
+    p = ArgumentParser(prog="python -m holdem.cli.charts",
+                       description="Preflop range chart of a heads-up blueprint: the action mix "
+                       "of all 169 hand classes at one decision (terminal grid by default).")
+    p.add_checkpoint()
+    p.add_argument("--line", default="", metavar='"LABELS"',
+                   help='abstract preflop actions so far, space-separated: "" = small blind first '
+                   'to act (default), "r2.5b" = big blind facing the open, "r2.5b r1p" = ...')
+    p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
+    p.add_argument("--png", metavar="OUT.png", help="write a PNG (needs matplotlib)")
+    p.add_argument("--compare", metavar="PATH2",
+                   help="second checkpoint: chart the change from PATH to PATH2")
+    p.add_argument("--current", action="store_true",
+                   help="the current (regret-matching) strategy instead of the average")
+    p.add_argument("--no-color", action="store_true", help="plain-text terminal grid")
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from holdem.analysis.blueprint import Blueprint
+    from holdem.config import ConfigError
+
+    try:
+        chart = range_chart(Blueprint.load(args.checkpoint), args.line.split(),
+                            average=not args.current)
+        result = chart
+        if args.compare:
+            result = compare(chart, range_chart(Blueprint.load(args.compare), chart.line,
+                                                average=not args.current))
+        if args.png:
+            pyplot()                                    # fail before writing anything
+    except ChartError as exc:
+        raise ConfigError(str(exc)) from None
+    if args.html:
+        page = comparison_to_html(result) if args.compare else to_html(result)
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(page)
+        print(f"wrote {args.html}")
+    if args.png:
+        save_png(result, args.png)
+        print(f"wrote {args.png}")
+    if not (args.html or args.png):
+        color = not args.no_color and "NO_COLOR" not in os.environ
+        print(format_terminal_comparison(result, color) if args.compare
+              else format_terminal(result, color))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
