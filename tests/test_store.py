@@ -214,7 +214,8 @@ def test_sizes_reported(rng):
     a = store.arrays
     assert a.row_key.shape[0] == 100 and a.regrets.shape[0] == 300
     assert a.table.shape[0] == 256                  # a power of two >= 2 * rows
-    assert store.nbytes == 256 * SLOT_BYTES + 100 * ROW_BYTES + 300 * ENTRY_BYTES + 2 * 8
+    bitmap = (300 // 64 + 2) * 8                      # the row-start bitmap
+    assert store.nbytes == 256 * SLOT_BYTES + 100 * ROW_BYTES + 300 * ENTRY_BYTES + 2 * 8 + bitmap
     store.merge([5, 9, 5], [3, 1, 3], np.arange(7), np.ones(7))
     assert store.num_infosets == 2 and store.num_entries == 4
     assert store.used_bytes == 2 * (ROW_BYTES + 2 * SLOT_BYTES) + 4 * ENTRY_BYTES

@@ -54,6 +54,7 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
     empty = RegretStore(row_capacity=16)
     payload = bench_merge.produce(runner, empty.arrays, 0, 200)
     delta = protocol.decode_delta(payload)
+    assert delta["offsets"].size == 0              # against an empty store every row is new
     state = bench_merge.Replay(leduc, config, empty, 0, time.thread_time)
     assert bench_merge.consume(state, payload, 1) == 200
     assert state.iterations == 200
@@ -64,9 +65,23 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
         regrets, strategy = state.store.values_of(key)
         start = int(delta["num_actions"][:i].sum())
         end = start + int(delta["num_actions"][i])
-        np.testing.assert_allclose(regrets, delta["regrets"][start:end])
-        np.testing.assert_allclose(strategy, delta["strategy"][start:end])
+        np.testing.assert_allclose(regrets, delta["new_regrets"][start:end])
+        np.testing.assert_allclose(strategy, delta["new_strategy"][start:end])
     assert set(state.seconds) == {"decode", "validate", "merge"}
+    # A second batch against the filled store names its rows by offset; merged, they add up.
+    before = state.store.arrays.regrets.copy()
+    second = bench_merge.produce(runner, state.store.arrays, 200, 200)
+    msg = protocol.decode_delta(second)
+    assert 0 < msg["offsets"].size <= state.store.num_infosets
+    bench_merge.consume(state, second, 2)
+    state.close()
+    after = state.store.arrays.regrets
+    pos = 0
+    for off in msg["offsets"].tolist():
+        na = int(state.store.arrays.row_num_actions[np.searchsorted(state.store.used()[2], off)])
+        np.testing.assert_allclose(after[off:off + na],
+                                   before[off:off + na] + msg["regrets"][pos:pos + na])
+        pos += na
 
 
 def test_bench_merge_reports_capacity():
@@ -76,8 +91,7 @@ def test_bench_merge_reports_capacity():
     m = re.fullmatch(r"merge capacity: (\d+) iterations/s \((\d+) threads\)", last)
     assert m, last
     assert int(m[1]) > 0
-    assert m[2] == "1"                             # today's merge is single-threaded
-    assert "running 1" in proc.stderr
+    assert m[2] == "2"
     got = fields(proc.stdout)
     assert got["config"] == "leduc"
     assert got["infosets in the store"] == f"{LEDUC_INFOSETS}"

@@ -220,7 +220,9 @@ def main(argv=None):
     payloads, batch_size, worker_rate = record(game, config, store, solver.iterations,
                                                args.batches, args.batch_size)
     iterations = len(payloads) * batch_size
-    replay(game, config, RegretStore(row_capacity=16), 0, payloads[:1], threads)  # compile
+    # Compile or load the merge kernels (deltas name rows by offset: only a copy of the store
+    # they were recorded against takes them).
+    replay(game, config, store, solver.iterations, payloads[:1], threads)
     rounds = [replay(game, config, store, solver.iterations, payloads, threads)
               for _ in range(args.rounds)]
     capacity = statistics.median(iterations / sum(r.values()) for r in rounds)

@@ -30,6 +30,9 @@ def build_parser():
                    help="worker processes: 0 = one per core, 1 = in-process, no pool (default 1)")
     p.add_argument("--batch-size", type=non_negative_int, metavar="N",
                    help="iterations per worker per batch (default 0: sized to ~0.25 s)")
+    p.add_argument("--merge-threads", type=non_negative_int, metavar="T",
+                   help="threads merging worker deltas in the main process (default 0: one "
+                        "per four workers, 1..8)")
     p.add_argument("--logdir", required=True, metavar="DIR",
                    help="run directory: checkpoints go to DIR/checkpoints/")
     p.add_argument("--seed", type=non_negative_int, help="random seed (default 0)")
@@ -67,6 +70,7 @@ def main(argv=None):
                  "num_workers": args.num_workers, "seed": args.seed,
                  "snapshot_interval": args.snapshot_interval,
                  "keep_checkpoints": args.keep_checkpoints, "batch_size": args.batch_size,
+                 "merge_threads": args.merge_threads,
                  "tensorboard": args.tensorboard, "max_memory_gb": args.max_memory_gb,
                  "start_method": args.start_method}
 

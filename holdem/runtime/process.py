@@ -48,6 +48,26 @@ def _read_only(arr):
     return arr
 
 
+def merge_payload(run, merger, payload):
+    """Decode a worker's delta, check it and merge it into ``run.store`` (``run``: the run
+    loop's state); returns the decoded message. Raises :class:`protocol.ProtocolError` with
+    nothing merged when the payload is malformed."""
+    msg = protocol.decode_delta(payload)
+    keys, num_actions = msg["keys"], msg["num_actions"]
+    if keys.size and not run.game.keys_match(keys, num_actions):
+        raise protocol.ProtocolError("delta holds infosets that are not in the game")
+    floor = run.config.solver.regret_floor
+    if floor is not None:       # in current-weight units, like the in-process floor
+        params = make_params(run.config.solver, run.game.num_streets,
+                             elapsed=run.current_elapsed())
+        floor *= float(kernels.iteration_weight(params, np.int64(run.iterations)))
+    try:
+        apply_delta(run.store, merger, msg, floor)
+    except ValueError as exc:
+        raise protocol.ProtocolError(str(exc)) from None
+    return msg
+
+
 def apply_delta(store, merger, msg, regret_floor):
     """Merge a decoded delta (whose new rows were checked against the game) into ``store``:
     first the rows the store holds -- every offset checked before any is added, then added on
@@ -228,18 +248,8 @@ class ProcessExecutor:
                            visits=msg["visits"], seconds=msg["seconds"])
 
     def _merge(self, payload):
-        msg = protocol.decode_delta(payload)
-        keys, num_actions = msg["keys"], msg["num_actions"]
-        if keys.size and not self.game.keys_match(keys, num_actions):
-            raise protocol.ProtocolError("delta holds infosets that are not in the game")
         start = time.perf_counter()
-        floor = self.config.solver.regret_floor
-        if floor is not None:
-            floor = floor * self._weight_now()
-        try:
-            apply_delta(self.run.store, self.merger, msg, floor)
-        except ValueError as exc:
-            raise protocol.ProtocolError(str(exc)) from None
+        msg = merge_payload(self.run, self.merger, payload)
         s = self.stats
         s["merge_seconds"] += time.perf_counter() - start
         s["merges"] += 1
@@ -247,12 +257,6 @@ class ProcessExecutor:
         s["delta_iters"] += msg["iters"]
         s["visits"] += msg["visits"]
         return msg
-
-    def _weight_now(self):
-        run = self.run
-        params = make_params(self.config.solver, self.game.num_streets,
-                             elapsed=run.current_elapsed())
-        return float(kernels.iteration_weight(params, np.int64(run.iterations)))
 
     def restart(self, i, why):
         """Replace worker ``i`` and queue its outstanding batches for re-issue."""

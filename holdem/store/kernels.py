@@ -275,6 +275,18 @@ def merge_ring():
 
 
 @njit
+def row_length_py(bits, offset, num_entries):
+    """:func:`row_length` callable from Python (tests)."""
+    return row_length(bits, offset, num_entries)
+
+
+@njit
+def is_row_start_py(bits, offset):
+    """:func:`is_row_start` callable from Python (tests)."""
+    return is_row_start(bits, offset)
+
+
+@njit
 def find_entry_py(store, key):
     """:func:`find_entry` callable from Python (inline-only functions are not)."""
     return find_entry(store, key)

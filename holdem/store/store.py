@@ -13,7 +13,7 @@ from holdem.store.kernels import StoreArrays
 
 ROW_BYTES = 8 + 8 + 1            # row_key + row_offset + row_num_actions
 SLOT_BYTES = 16                  # table: key + entry
-ENTRY_BYTES = 4 + 8              # float32 regret + float64 strategy sum
+ENTRY_BYTES = 4 + 8              # float32 regret + float64 strategy sum (+ 1 bit: row starts)
 
 
 def _pow2_at_least(n):

@@ -1,0 +1,235 @@
+"""Offset-addressed deltas: the row-start bitmap, splitting a worker's delta, checking offsets and
+merging on threads, against plain numpy references."""
+
+import numpy as np
+import pytest
+
+from holdem.store import delta_kernels as dk
+from holdem.store import kernels
+from holdem.store.delta import DeltaSplitter, RowMerger, block_pieces
+from holdem.store.store import RegretStore, read_only_view
+
+
+def _store(num_rows, seed=0, row_capacity=16, max_actions=6):
+    """A store of ``num_rows`` random keys with 1..max_actions actions and random values."""
+    rng = np.random.default_rng(seed)
+    keys = rng.choice(1 << 40, size=num_rows, replace=False).astype(np.int64)
+    num_actions = rng.integers(1, max_actions + 1, size=num_rows).astype(np.int8)
+    store = RegretStore(row_capacity=row_capacity)
+    m = int(num_actions.sum())
+    store.merge(keys, num_actions, rng.normal(size=m).astype(np.float32), rng.random(m))
+    return store, keys, num_actions
+
+
+def _offsets_of(store, keys):
+    return np.array([kernels.find_entry_py(store.arrays, np.int64(k)) >> 8 for k in keys])
+
+
+def _sorted_delta(store, rows, seed=1, dtype=np.float32):
+    """A delta of the store's rows ``rows`` sorted by block, with random values."""
+    rng = np.random.default_rng(seed)
+    _, num_actions, offsets, _, _ = store.used()
+    offsets, num_actions = offsets[rows], num_actions[rows]
+    order = np.argsort(offsets >> dk.BLOCK_SHIFT, kind="stable")
+    offsets, num_actions = offsets[order], num_actions[order].astype(np.int64)
+    m = int(num_actions.sum())
+    return (offsets, num_actions, rng.normal(size=m).astype(np.float32),
+            rng.random(m).astype(dtype))
+
+
+def _reference_add(store, offsets, num_actions, regrets, strategy, floor=-np.inf):
+    """Plain numpy: what adding the delta must leave in (regrets, strategy_sum)."""
+    r = store.arrays.regrets.copy()
+    s = store.arrays.strategy_sum.copy()
+    pos = 0
+    for off, na in zip(offsets, num_actions):
+        idx = slice(off, off + na)
+        r[idx] = np.maximum(r[idx] + regrets[pos:pos + na], np.float32(floor))
+        s[idx] += strategy[pos:pos + na].astype(np.float64)
+        pos += na
+    return r, s
+
+
+def _snapshot(store):
+    return [a.copy() for a in store.arrays]
+
+
+def _assert_unchanged(store, before):
+    for name, old, new in zip(store.arrays._fields, before, store.arrays):
+        np.testing.assert_array_equal(old, new, err_msg=name)
+
+
+# -- the row-start bitmap ---------------------------------------------------------------------
+def test_row_start_bitmap_gives_every_rows_length_across_growth():
+    store, keys, num_actions = _store(3000, row_capacity=16)      # grew many times
+    _, stored_na, offsets, _, _ = store.used()
+    entries = store.num_entries
+    bits = store.arrays.row_start
+    lengths = [int(kernels.row_length_py(bits, np.int64(o), np.int64(entries))) for o in offsets]
+    assert lengths == [int(n) for n in stored_na]
+    starts = set(offsets.tolist())
+    assert all(kernels.is_row_start_py(bits, np.int64(o)) == (o in starts)
+               for o in range(entries))
+
+
+def test_cleared_store_forgets_row_starts():
+    store, _, _ = _store(200)
+    store.clear()
+    assert not store.arrays.row_start.any()
+
+
+# -- offsets survive growth -------------------------------------------------------------------
+def test_offsets_survive_store_growth_and_merge_into_the_same_rows():
+    store, keys, num_actions = _store(500, row_capacity=512)
+    before = _offsets_of(store, keys)
+    rows = np.arange(0, 500, 3)
+    offsets, na, regrets, strategy = _sorted_delta(store, rows)
+    # The store grows (a new table, value and bitmap arrays: another generation) after the
+    # worker named its rows by offset.
+    generation = store.arrays.regrets
+    store.reserve(5000, 40000)
+    assert store.arrays.regrets is not generation
+    np.testing.assert_array_equal(_offsets_of(store, keys), before)
+    expected = _reference_add(store, offsets, na, regrets, strategy)
+    RowMerger().merge(store.arrays, offsets, regrets, strategy)
+    np.testing.assert_array_equal(store.arrays.regrets, expected[0])
+    np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
+
+
+def test_offsets_survive_a_checkpoint_round_trip(tmp_path):
+    from holdem import checkpoint as ckpt
+
+    store, keys, _ = _store(800)
+    ckpt.save(tmp_path / "c.ckpt", {"iterations": 1, "game": "x", "config": {}},
+              ckpt.store_snapshot(store))
+    restored = ckpt.store_from_checkpoint(ckpt.load(tmp_path / "c.ckpt"))
+    np.testing.assert_array_equal(_offsets_of(restored, keys), _offsets_of(store, keys))
+
+
+# -- merging pieces on threads against numpy --------------------------------------------------
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threaded_merge_matches_numpy_reference(threads, dtype):
+    store, _, _ = _store(20_000, max_actions=5)
+    assert store.num_entries >> dk.BLOCK_SHIFT >= 8            # several blocks to split
+    rows = np.random.default_rng(2).choice(20_000, size=7000, replace=False)
+    offsets, na, regrets, strategy = _sorted_delta(store, rows, dtype=dtype)
+    expected = _reference_add(store, offsets, na, regrets, strategy, floor=-0.5)
+    merger = RowMerger(threads)
+    try:
+        merger.merge(store.arrays, offsets, regrets, strategy, regret_floor=-0.5)
+    finally:
+        merger.close()
+    np.testing.assert_array_equal(store.arrays.regrets, expected[0])
+    np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
+
+
+def test_one_piece_merges_only_its_rows():
+    store, _, _ = _store(20_000)
+    offsets, na, regrets, strategy = _sorted_delta(store, np.arange(0, 20_000, 2))
+    cuts = block_pieces(offsets, 4)
+    assert cuts[0] == 0 and cuts[-1] == offsets.size and cuts == sorted(cuts)
+    blocks = offsets >> dk.BLOCK_SHIFT
+    for k in range(1, 4):                 # pieces end at block boundaries
+        if 0 < cuts[k] < offsets.size:
+            assert blocks[cuts[k] - 1] < blocks[cuts[k]]
+    lo, hi = cuts[1], cuts[2]
+    pos = int(na[:lo].sum())
+    num_actions = np.zeros(offsets.size, np.int8)
+    assert dk.check_rows(store.arrays, offsets, lo, hi, num_actions) == na[lo:hi].sum()
+    end = pos + int(na[lo:hi].sum())
+    expected = _reference_add(store, offsets[lo:hi], na[lo:hi], regrets[pos:end],
+                              strategy[pos:end])
+    assert dk.add_rows(store.arrays, offsets, num_actions, lo, hi, regrets, strategy, pos,
+                       -np.inf) == end
+    np.testing.assert_array_equal(store.arrays.regrets, expected[0])
+    np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
+
+
+# -- malformed offsets are rejected before anything is written --------------------------------
+def _bad(store, kind):
+    offsets, na, regrets, strategy = _sorted_delta(store, np.arange(0, 5000, 5))
+    offsets = offsets.copy()
+    if kind == "past-the-end":
+        offsets[-1] = store.num_entries
+    elif kind == "negative":
+        offsets[3] = -1
+    elif kind == "huge":
+        offsets[0] = 1 << 62
+    elif kind == "inside-a-row":
+        i = int(np.argmax(na > 1))
+        offsets[i] += 1
+    elif kind == "unsorted":
+        offsets[[0, -1]] = offsets[[-1, 0]]
+    elif kind == "too-few-values":
+        regrets, strategy = regrets[:-1], strategy[:-1]
+    elif kind == "too-many-values":
+        regrets, strategy = np.append(regrets, 1.0), np.append(strategy, 1.0)
+    elif kind == "nan":
+        regrets = regrets.copy()
+        regrets[7] = np.nan
+    elif kind == "inf-strategy":
+        strategy = strategy.copy()
+        strategy[0] = np.inf
+    elif kind == "lengths":
+        strategy = strategy[:-1]
+    return offsets, regrets, strategy
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("kind", ["past-the-end", "negative", "huge", "inside-a-row", "unsorted",
+                                  "too-few-values", "too-many-values", "nan", "inf-strategy",
+                                  "lengths"])
+def test_malformed_offsets_are_rejected_and_never_merged(kind, threads):
+    store, _, _ = _store(5000)
+    offsets, regrets, strategy = _bad(store, kind)
+    before = _snapshot(store)
+    merger = RowMerger(threads)
+    try:
+        with pytest.raises(ValueError, match="malformed delta"):
+            merger.merge(store.arrays, offsets, regrets, strategy)
+    finally:
+        merger.close()
+    _assert_unchanged(store, before)
+
+
+# -- the worker's split -----------------------------------------------------------------------
+def test_split_delta_names_stored_rows_by_offset_and_new_rows_by_key():
+    shared, keys, num_actions = _store(3000, seed=3)
+    rng = np.random.default_rng(4)
+    old = rng.choice(3000, size=900, replace=False)
+    new_keys = np.arange(5, 205, dtype=np.int64) * 7919 + (1 << 45)    # not in the store
+    new_na = rng.integers(1, 6, size=new_keys.size).astype(np.int8)
+    delta = RegretStore(row_capacity=16)
+    all_keys = np.concatenate([keys[old], new_keys])
+    all_na = np.concatenate([num_actions[old], new_na])
+    order = rng.permutation(all_keys.size)                      # first-visit order
+    m = int(all_na.sum())
+    delta.merge(all_keys[order], all_na[order], rng.normal(size=m).astype(np.float32),
+                rng.random(m))
+    split = DeltaSplitter().split(read_only_view(shared.arrays), delta.arrays)
+
+    blocks = split.offsets >> dk.BLOCK_SHIFT
+    assert np.all(np.diff(blocks) >= 0)
+    assert sorted(split.offsets.tolist()) == sorted(_offsets_of(shared, keys[old]).tolist())
+    assert sorted(split.keys.tolist()) == sorted(new_keys.tolist())
+    pos = 0                                    # each stored row carries the delta's values
+    for off in split.offsets:
+        key = int(shared.arrays.row_key[np.searchsorted(shared.used()[2], off)])
+        regrets, strategy = delta.values_of(key)
+        na = regrets.shape[0]
+        np.testing.assert_array_equal(split.regrets[pos:pos + na], regrets)
+        np.testing.assert_array_equal(split.strategy[pos:pos + na], strategy.astype(np.float32))
+        pos += na
+    assert pos == split.regrets.size == split.strategy.size
+    pos = 0
+    for key, na in zip(split.keys.tolist(), split.num_actions.tolist()):
+        regrets, strategy = delta.values_of(key)
+        np.testing.assert_array_equal(split.new_regrets[pos:pos + na], regrets)
+        pos += na
+    assert pos == split.new_regrets.size
+    merger = RowMerger(2)                      # and the main side accepts it
+    try:
+        merger.merge(shared.arrays, split.offsets, split.regrets, split.strategy)
+    finally:
+        merger.close()
