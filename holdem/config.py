@@ -75,6 +75,7 @@ class TrainConfig:
     num_workers: int = 1
     batch_size: int = 0
     merge_threads: int = 0
+    own_delta_weight: float = 0.0
     seed: int = 0
     snapshot_interval: float = 600.0
     keep_checkpoints: int = 3
@@ -116,7 +117,7 @@ _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
              ("train", "eval_baseline_interval"), ("train", "eval_hands")}
 _NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
-                 ("train", "merge_threads"),
+                 ("train", "merge_threads"), ("train", "own_delta_weight"),
                  ("solver", "average_max_street"), ("solver", "discount_stop")}
 _PROBABILITY = {("solver", "exploration"), ("solver", "prune_prob")}
 

@@ -1,30 +1,45 @@
 """A deterministic stand-in for W workers, in this process: what parallelism does to convergence.
 
-With W workers and a main process that keeps up, a worker's batch reads the shared store as it
-is when the batch starts, sees its own updates at once, and its delta is merged after the other
-W - 1 workers' current batches: every batch lags W - 1 deltas behind. :class:`LaggedExecutor`
-reproduces exactly that order on one core: each batch runs at once as a worker runs it (the
-same :class:`holdem.runtime.worker.BatchRunner`, the same msgpack delta) and its delta is merged
-(the same :func:`holdem.runtime.process.merge_payload`) once W - 1 later batches have run.
+On W cores with a main process that keeps up, each worker runs its batch against the live shared
+store: while it works, the other W - 1 workers' finished batches are merged and it sees them; it
+sees its own updates at once (its delta) and the other workers' unfinished batches not at all.
+:class:`LaggedExecutor` reproduces that order on one core: W simulated workers take turns running
+``CHUNKS`` slices of their batches (the same :class:`holdem.runtime.worker.BatchRunner` reading
+the live store into its own delta), and a batch's msgpack delta is merged (the same
+:func:`holdem.runtime.process.merge_payload`) as soon as its last slice has run. The first W
+batches are of staggered sizes, so batches finish evenly spread, as they do on real cores.
 
 It is no faster than one core. It makes the convergence cost of W workers measurable on any
 machine and repeatable for a seed: the test that parallel iterations are worth as much as serial
 ones, and ``tools/bench_convergence.py``.
 """
 
-import collections
 import time
 
 from holdem.runtime.executor import BatchResult
 from holdem.runtime.process import MAX_ITERS_PER_INFOSET, TARGET_BATCH_SECONDS, merge_payload
-from holdem.runtime.worker import BatchRunner
+from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.store.delta import RowMerger
 from holdem.store.store import read_only_view
 
 
+CHUNKS = 8
+
+
+class _SimWorker:
+    def __init__(self, runner):
+        self.runner = runner
+        self.batch = None
+        self.done = 0               # iterations of the batch run so far
+        self.utility_sum = 0.0
+        self.visits = 0
+        self.seconds = 0.0
+
+
 class LaggedExecutor:
-    """``workers`` simulated workers; batches of ``batch_size`` iterations (None: sized as the
-    process executor sizes them, from this process's rate)."""
+    """``workers`` simulated workers; batches of ``batch_size`` iterations (None: the config's
+    ``train.batch_size``, else sized as the process executor sizes them, from this process's
+    rate)."""
 
     allocator = None
     discounts_in_kernel = False
@@ -36,57 +51,70 @@ class LaggedExecutor:
         self.num_workers = int(workers)
         self.batch_size = batch_size or config.train.batch_size or None
         self.run = None
-        self.runner = None
+        self.workers = []
         self.merger = RowMerger(1)
-        self.pending = collections.deque()       # (batch, payload, seconds) not yet merged
         self._rate = None
-        self._fresh = False
+        self._handed_out = 0
 
     def prepare(self, run):
         self.run = run
         start = time.perf_counter()
-        self.runner = BatchRunner(self.game, self.config)
-        self.runner.warm_up()
+        runners = [BatchRunner(self.game, self.config, self.num_workers)
+                   for _ in range(self.num_workers)]
+        runners[0].warm_up()
+        self.workers = [_SimWorker(runner) for runner in runners]
         return time.perf_counter() - start
 
     def start(self, run, stop):
         pass
 
     def capacity(self):
-        return 1
+        return sum(w.batch is None for w in self.workers)
 
     def next_batch_size(self):
-        if self.batch_size:
-            return self.batch_size
-        if self._rate is None:
-            return 256
-        cap = max(1000, MAX_ITERS_PER_INFOSET * self.run.store.num_infosets)
-        return max(1, min(cap, int(self._rate * TARGET_BATCH_SECONDS)))
+        size = self.batch_size
+        if not size:
+            size = 256
+            if self._rate is not None:
+                cap = max(1000, MAX_ITERS_PER_INFOSET * self.run.store.num_infosets)
+                size = max(1, min(cap, int(self._rate * TARGET_BATCH_SECONDS)))
+        if self._handed_out < self.num_workers:        # stagger the first batches
+            size = max(1, size * (self._handed_out + 1) // self.num_workers)
+        return size
 
     def submit(self, batch):
-        read = read_only_view(self.run.store.arrays)
-        start = time.perf_counter()
-        utility_sum, visits = self.runner.run(read, batch.t0, batch.n, batch.elapsed)
-        seconds = time.perf_counter() - start
-        self._rate = batch.n / max(seconds, 1e-9)
-        payload = self.runner.take_delta(read, batch.id, 0, 0, batch.n, utility_sum, visits,
-                                         seconds)
-        self.pending.append((batch, payload, seconds))
-        self._fresh = True
+        w = next(w for w in self.workers if w.batch is None)
+        w.batch, w.done, w.utility_sum, w.visits, w.seconds = batch, 0, 0.0, 0, 0.0
+        self._handed_out += 1
 
     def results(self, timeout):
-        # Merge the oldest delta once W batches are out, or when no new batch came (draining).
-        if not self.pending or (self._fresh and len(self.pending) < self.num_workers):
-            self._fresh = False
-            return []
-        self._fresh = False
-        _, payload, seconds = self.pending.popleft()
-        msg = merge_payload(self.run, self.merger, payload)
-        return [BatchResult(iters=msg["iters"], utility_sum=msg["utility_sum"],
-                            visits=msg["visits"], seconds=seconds)]
+        """One turn: every busy worker runs its next slice; finished batches are merged."""
+        out = []
+        for w in self.workers:
+            if w.batch is None:
+                continue
+            batch = w.batch
+            n = min(batch.n - w.done, max(1, -(-batch.n // CHUNKS)))
+            read = read_only_view(self.run.store.arrays)
+            start = time.perf_counter()
+            utility_sum, visits = w.runner.run(read, batch.t0 + w.done, n, batch.elapsed)
+            w.seconds += time.perf_counter() - start
+            w.done += n
+            w.utility_sum += utility_sum
+            w.visits += visits
+            if w.done < batch.n:
+                continue
+            self._rate = batch.n / max(w.seconds, 1e-9)
+            payload = w.runner.take_delta(read, batch.id, 0, 0, batch.n, w.utility_sum,
+                                          w.visits, w.seconds)
+            w.batch = None
+            msg = merge_payload(self.run, self.merger, payload)
+            out.append(BatchResult(iters=msg["iters"], utility_sum=msg["utility_sum"],
+                                   visits=msg["visits"], seconds=w.seconds))
+        return out
 
     def in_flight(self):
-        return len(self.pending)
+        return sum(w.batch is not None for w in self.workers)
 
     def scalars(self):
         return {}
@@ -95,12 +123,9 @@ class LaggedExecutor:
         pass
 
     def summary(self, run):
-        return [f"lagged executor: {self.num_workers} simulated workers, each delta merged "
-                f"{self.num_workers - 1} batches late"]
+        return [f"lagged executor: {self.num_workers} simulated workers"]
 
     def checkpoint_state(self, run):
-        from holdem.runtime.worker import batch_rng_state
-
         return [batch_rng_state(self.config.train.seed, run.iterations)], {}, {}
 
     def close(self):

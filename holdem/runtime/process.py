@@ -142,7 +142,10 @@ class ProcessExecutor:
         self.run = run
         log(f"starting {self.num_workers} workers ({self.tc.start_method})")
         if self.pool is None:
-            self.pool = ProcessPool(self.num_workers, config_mod.to_dict(self.config),
+            # Workers get the resolved worker count (their own-delta weight depends on it).
+            resolved = config_mod.with_overrides(self.config,
+                                                 train={"num_workers": self.num_workers})
+            self.pool = ProcessPool(self.num_workers, config_mod.to_dict(resolved),
                                     self.tc.start_method)
         self.pool.start()
         deadline = time.monotonic() + READY_TIMEOUT

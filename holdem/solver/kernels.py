@@ -48,7 +48,7 @@ Params = namedtuple("Params", [
     "sampling", "exploration",
     "weight_mode", "weight_interval", "weight_stop", "fixed_weight",
     "regret_floor", "prune_start", "prune_prob", "prune_threshold",
-    "avg_max_street", "is_delta",
+    "avg_max_street", "is_delta", "own_weight",
     "dcfr_interval", "dcfr_stop", "dcfr_alpha", "dcfr_beta", "dcfr_gamma",
 ])
 
@@ -109,7 +109,7 @@ def regret_matching(regrets, offset, num_actions, out):
 
 
 @njit_inline
-def _delta_strategy(read, write, write_off, key, num_actions, out):
+def _delta_strategy(read, write, write_off, key, num_actions, out, own_weight):
     """Regret matching on shared regrets plus this worker's own unmerged delta: a worker sees
     its own updates at once and only the other workers' in-flight deltas late. Returns the
     shared offset or -1."""
@@ -117,7 +117,7 @@ def _delta_strategy(read, write, write_off, key, num_actions, out):
     roff = store_kernels.entry_offset(entry) if entry >= 0 else -1
     total = 0.0
     for a in range(num_actions):
-        r = write.regrets[write_off + a]
+        r = own_weight * write.regrets[write_off + a]
         if roff >= 0:
             r += read.regrets[roff + a]
         r = r if r > 0.0 else 0.0
@@ -180,12 +180,12 @@ def _add_strategy(write, off, num_actions, sigma, weight):
 
 
 @njit_inline
-def _strategy_at(read, write, key, num_actions, sigma, is_delta):
+def _strategy_at(read, write, key, num_actions, sigma, is_delta, own_weight):
     """Current strategy at an infoset into ``sigma``; returns (offset in ``write``, offset in
     ``read`` or -1)."""
     woff = store_kernels.entry_offset(store_kernels.find_or_insert(write, key, num_actions))
     if is_delta:
-        roff = _delta_strategy(read, write, woff, key, num_actions, sigma)
+        roff = _delta_strategy(read, write, woff, key, num_actions, sigma, own_weight)
     else:
         roff = woff
         regret_matching(read.regrets, woff, num_actions, sigma)
@@ -237,7 +237,8 @@ def external_traverse(tree, stride, last_street, read, write, params, ws, traver
             na = tree.num_actions[node]
             key = _infoset_key(tree, node, ws.buckets, stride)
             sigma = ws.sigma[d]
-            woff, roff = _strategy_at(read, write, key, na, sigma, params.is_delta)
+            woff, roff = _strategy_at(read, write, key, na, sigma, params.is_delta,
+                                  params.own_weight)
             if p != traverser:
                 if tree.street[node] <= params.avg_max_street:
                     _add_strategy(write, woff, na, sigma, w)
@@ -291,7 +292,8 @@ def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
         na = tree.num_actions[node]
         key = _infoset_key(tree, node, ws.buckets, stride)
         sigma = ws.sigma[d]
-        woff, roff = _strategy_at(read, write, key, na, sigma, params.is_delta)
+        woff, roff = _strategy_at(read, write, key, na, sigma, params.is_delta,
+                                  params.own_weight)
         if p == traverser:
             ws.offset[d] = woff
             probs = ws.util[d]

@@ -50,7 +50,7 @@ def _entry(write, key, num_actions):
 
 
 @njit_inline
-def _strategy(read, write, key, na, sigma, is_delta):
+def _strategy(read, write, key, na, sigma, is_delta, own_weight):
     """Current strategy into ``sigma``; returns (offset in ``write`` or -1 when the store is
     full, offset in ``read`` or -1)."""
     entry = _entry(write, key, na)
@@ -63,7 +63,7 @@ def _strategy(read, write, key, na, sigma, is_delta):
     for a in range(na):
         r = 0.0
         if woff >= 0:
-            r = write.regrets[woff + a]
+            r = own_weight * write.regrets[woff + a] if is_delta else write.regrets[woff + a]
         if is_delta and roff >= 0:
             r += read.regrets[roff + a]
         r = r if r > 0.0 else 0.0
@@ -124,7 +124,8 @@ def external_traverse(g, read, write, params, ws, traverser, w, prune, state):
             ws.num_actions[d] = na
             key = mw.infoset_key(row[mw.F_HASH], ws.buckets[p, street])
             sigma = ws.sigma[d]
-            woff, roff = _strategy(read, write, key, na, sigma, params.is_delta)
+            woff, roff = _strategy(read, write, key, na, sigma, params.is_delta,
+                                   params.own_weight)
             if woff < 0:
                 ws.visits[1] += 1
             if p != traverser:

@@ -43,7 +43,7 @@ class RingBuffer:
         return float(self.values[:n].mean()) if n else float("nan")
 
 
-def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0):
+def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0, own_weight=1.0):
     """Kernel parameters from a :class:`holdem.config.SolverConfig`.
 
     With ``schedule_clock: seconds`` the weight and the pruning switch are fixed for a batch from
@@ -78,6 +78,7 @@ def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0):
         fixed_weight=fixed, regret_floor=floor, prune_start=np.int64(prune_start),
         prune_prob=float(solver_cfg.prune_prob), prune_threshold=float(solver_cfg.prune_threshold),
         avg_max_street=np.int64(avg_max), is_delta=bool(is_delta),
+        own_weight=float(own_weight),
         dcfr_interval=np.int64(max(1, int(solver_cfg.dcfr_interval)) if in_kernel_dcfr else 0),
         dcfr_stop=np.int64(NEVER if stop is None else int(stop)),
         dcfr_alpha=float(solver_cfg.dcfr_alpha), dcfr_beta=float(solver_cfg.dcfr_beta),
