@@ -326,6 +326,27 @@ def test_resume_across_worker_counts(launch, tmp_path, first, second):
     assert f"at iteration {n:,}" in b.stderr
 
 
+def test_resume_after_a_run_merging_on_several_threads(launch, tmp_path):
+    # Threads merge block ranges of each delta; offsets stay valid in the checkpoint, so the
+    # run resumes in-process and then with workers again, the counts exact and converging.
+    n = 1_000_000
+    a = launch("a", "--game", "leduc", "--iters", n, "--num-workers", 2, "--merge-threads", 3,
+               "--batch-size", 500, "--logdir", tmp_path / "run", "--quiet")
+    assert a.finish() == 0, a.stderr
+    assert a.done()[:2] == (n, LEDUC_INFOSETS)
+    b = launch("b", "--game", "leduc", "--iters", 2 * n, "--num-workers", 1,
+               "--logdir", tmp_path / "run", "--resume-from", tmp_path / "run", "--quiet")
+    assert b.finish() == 0, b.stderr
+    c = launch("c", "--game", "leduc", "--iters", 3 * n, "--num-workers", 2,
+               "--merge-threads", 2, "--logdir", tmp_path / "run", "--resume-from",
+               tmp_path / "run", "--quiet")
+    assert c.finish() == 0, c.stderr
+    assert c.done()[:2] == (3 * n, LEDUC_INFOSETS)
+    assert ckpt.load(ckpt.resolve(tmp_path / "run")).iterations == 3 * n
+    assert RESTARTS_RE.search(c.stderr)[1] == "0"        # no delta was rejected
+    assert exploitability(tmp_path / "run") < 0.05
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_resume_with_another_game_fails_in_one_line(launch, tmp_path, workers):
     a = launch("a", "--game", "leduc", "--iters", 10_000, "--logdir", tmp_path / "a", "--quiet")

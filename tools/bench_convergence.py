@@ -1,0 +1,105 @@
+"""What W workers' iterations are worth: training at equal iterations, in-process against W
+simulated workers.
+
+The simulated workers are :class:`holdem.runtime.lagged.LaggedExecutor`: the exact order of
+reads and merges of W workers whose main process keeps up, run on one core and deterministic for
+a seed, so the figure does not depend on this machine's core count or load. For each W in
+``--workers`` (0 = in-process) it trains ``--iters`` iterations and prints, for Kuhn and Leduc,
+the exact exploitability and its ratio to the in-process one; for No-Limit Hold'em, the W-worker
+blueprint's head-to-head result against the in-process one (``--hands`` duplicate hands, mbb/hand
+with a 95% interval; 0 or above is what parallel training should give).
+
+    python tools/bench_convergence.py --game leduc --iters 3000000 --workers 2,4,8,15
+    python tools/bench_convergence.py --game leduc --own-delta-weight 1      # the plain delta
+    python tools/bench_convergence.py --config configs/hunl_default.yaml --iters 2000000 \\
+        --workers 15 --batch-size 7463 --hands 1000000
+"""
+
+import tempfile
+import time
+from pathlib import Path
+
+import benchlib  # first: puts this checkout's holdem on sys.path
+from benchlib import log
+
+from holdem import config as config_mod
+from holdem.cli.common import iteration_count, non_negative_int, positive_float
+from holdem.games import make_game
+from holdem.runtime.lagged import LaggedExecutor
+from holdem.training import train
+
+
+def build_parser():
+    p = benchlib.parser(__doc__, "small game with the defaults of configs/GAME.yaml "
+                                 "(default leduc)")
+    p.add_argument("--iters", type=iteration_count, default=3_000_000,
+                   help="iterations of every run (default 3,000,000)")
+    p.add_argument("--workers", default="2,4,8,15",
+                   help="simulated worker counts, comma-separated (default 2,4,8,15)")
+    p.add_argument("--batch-size", type=iteration_count, metavar="N",
+                   help="iterations per batch (default: as the process executor sizes them, "
+                        "from this machine's one-core rate)")
+    p.add_argument("--own-delta-weight", type=float, metavar="K",
+                   help="train.own_delta_weight for the workers (default: the config's, 0 = W)")
+    p.add_argument("--hands", type=iteration_count, default=1_000_000,
+                   help="NLHE: duplicate hands per head-to-head (default 1,000,000)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="training seed (default 0)")
+    p.add_argument("--max-seconds", type=positive_float, default=None,
+                   help="stop a run after this many training seconds (default: none)")
+    return p
+
+
+def _train(config, game, workers, batch_size, logdir):
+    executor = None if workers == 0 else LaggedExecutor(game, config, workers, batch_size)
+    start = time.perf_counter()
+    result = train(config, logdir, progress=False, executor=executor)
+    log(f"{workers or 'in-process'}: {result.iterations:,} iterations in "
+        f"{time.perf_counter() - start:.0f} s")
+    return result
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    config = (config_mod.load(args.config) if args.config
+              else config_mod.default_for_game(args.game))
+    train_overrides = {"iters": args.iters, "seed": args.seed, "time_budget": args.max_seconds}
+    if args.own_delta_weight is not None:
+        train_overrides["own_delta_weight"] = args.own_delta_weight
+    config = config_mod.with_overrides(config, train=train_overrides)
+    game = make_game(config)
+    counts = [int(w) for w in args.workers.split(",") if w.strip()]
+    print(f"config: {args.config or args.game}")
+    print(f"iterations: {args.iters}")
+    print(f"own delta weight: {config.train.own_delta_weight:g} (0 = the number of workers)")
+    with tempfile.TemporaryDirectory(prefix="holdem-conv-") as tmp:
+        base = Path(tmp) / "serial"
+        serial = _train(config, game, 0, None, base)
+        if game.is_small:
+            from holdem.analysis.blueprint import load_profile
+            from holdem.analysis.exact import ExactEvaluator
+
+            evaluator = ExactEvaluator(game)
+            ref = evaluator.exploitability(load_profile(base).average)
+            print(f"in-process: exploitability {ref:.6f} ({serial.iterations:,} iterations)")
+        else:
+            from holdem.analysis.blueprint import Blueprint
+            from holdem.analysis.headtohead import head_to_head
+
+            reference = Blueprint.load(base)
+        for w in counts:
+            logdir = Path(tmp) / f"w{w}"
+            result = _train(config, game, w, args.batch_size, logdir)
+            if game.is_small:
+                x = evaluator.exploitability(load_profile(logdir).average)
+                print(f"{w} workers: exploitability {x:.6f} = {x / ref:.2f}x in-process "
+                      f"({result.iterations:,} iterations)")
+            else:
+                match = head_to_head(Blueprint.load(logdir), reference, hands=args.hands,
+                                     seed=1)
+                print(f"{w} workers vs in-process: {match.mbb_per_hand:+.1f} ± "
+                      f"{match.ci95:.1f} mbb/hand ({match.hands:,} hands; "
+                      f"{result.iterations:,} iterations each)")
+
+
+if __name__ == "__main__":
+    main()
