@@ -6,7 +6,7 @@ import pytest
 
 from holdem.store import delta_kernels as dk
 from holdem.store import kernels
-from holdem.store.delta import DeltaSplitter, RowMerger, block_pieces
+from holdem.store.delta import DeltaSplitter, RowMerger
 from holdem.store.store import RegretStore, read_only_view
 
 
@@ -26,7 +26,8 @@ def _offsets_of(store, keys):
 
 
 def _sorted_delta(store, rows, seed=1, dtype=np.float32):
-    """A delta of the store's rows ``rows`` sorted by block, with random values."""
+    """A delta of the store's rows ``rows`` (sorted by block, as any order is valid), with
+    random values."""
     rng = np.random.default_rng(seed)
     _, num_actions, offsets, _, _ = store.used()
     offsets, num_actions = offsets[rows], num_actions[rows]
@@ -91,7 +92,7 @@ def test_offsets_survive_store_growth_and_merge_into_the_same_rows():
     assert store.arrays.regrets is not generation
     np.testing.assert_array_equal(_offsets_of(store, keys), before)
     expected = _reference_add(store, offsets, na, regrets, strategy)
-    RowMerger().merge(store.arrays, offsets, regrets, strategy)
+    RowMerger().merge(store.arrays, offsets, regrets, offsets, strategy)
     np.testing.assert_array_equal(store.arrays.regrets, expected[0])
     np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
 
@@ -117,31 +118,30 @@ def test_threaded_merge_matches_numpy_reference(threads, dtype):
     expected = _reference_add(store, offsets, na, regrets, strategy, floor=-0.5)
     merger = RowMerger(threads)
     try:
-        merger.merge(store.arrays, offsets, regrets, strategy, regret_floor=-0.5)
+        merger.merge(store.arrays, offsets, regrets, offsets, strategy, regret_floor=-0.5)
     finally:
         merger.close()
     np.testing.assert_array_equal(store.arrays.regrets, expected[0])
     np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
 
 
-def test_one_piece_merges_only_its_rows():
+def test_each_part_merges_only_its_blocks_rows():
     store, _, _ = _store(20_000)
-    offsets, na, regrets, strategy = _sorted_delta(store, np.arange(0, 20_000, 2))
-    cuts = block_pieces(offsets, 4)
-    assert cuts[0] == 0 and cuts[-1] == offsets.size and cuts == sorted(cuts)
-    blocks = offsets >> dk.BLOCK_SHIFT
-    for k in range(1, 4):                 # pieces end at block boundaries
-        if 0 < cuts[k] < offsets.size:
-            assert blocks[cuts[k] - 1] < blocks[cuts[k]]
-    lo, hi = cuts[1], cuts[2]
-    pos = int(na[:lo].sum())
+    rows = np.random.default_rng(6).permutation(20_000)[:9000]      # any order
+    _, na, offsets, _, _ = store.used()
+    offsets, na = offsets[rows], na[rows].astype(np.int64)
+    m = int(na.sum())
+    regrets = np.random.default_rng(7).normal(size=m).astype(np.float32)
+    strategy = np.random.default_rng(8).random(m).astype(np.float32)
     num_actions = np.zeros(offsets.size, np.int8)
-    assert dk.check_rows(store.arrays, offsets, lo, hi, num_actions) == na[lo:hi].sum()
-    end = pos + int(na[lo:hi].sum())
-    expected = _reference_add(store, offsets[lo:hi], na[lo:hi], regrets[pos:end],
-                              strategy[pos:end])
-    assert dk.add_rows(store.arrays, offsets, num_actions, lo, hi, regrets, strategy, pos,
-                       -np.inf) == end
+    assert dk.check_rows(store.arrays, offsets, 0, offsets.size, num_actions) == m
+    parts = 3
+    mine = (offsets >> dk.BLOCK_SHIFT) % parts == 1
+    starts = np.concatenate(([0], np.cumsum(na)))[:-1]
+    pick = np.concatenate([np.arange(s, s + n) for s, n in zip(starts[mine], na[mine])])
+    expected = _reference_add(store, offsets[mine], na[mine], regrets[pick], strategy[pick])
+    dk.add_regrets(store.arrays, offsets, num_actions, 1, parts, regrets, -np.inf)
+    dk.add_strategy(store.arrays, offsets, num_actions, 1, parts, strategy)
     np.testing.assert_array_equal(store.arrays.regrets, expected[0])
     np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
 
@@ -159,8 +159,6 @@ def _bad(store, kind):
     elif kind == "inside-a-row":
         i = int(np.argmax(na > 1))
         offsets[i] += 1
-    elif kind == "unsorted":
-        offsets[[0, -1]] = offsets[[-1, 0]]
     elif kind == "too-few-values":
         regrets, strategy = regrets[:-1], strategy[:-1]
     elif kind == "too-many-values":
@@ -177,7 +175,7 @@ def _bad(store, kind):
 
 
 @pytest.mark.parametrize("threads", [1, 3])
-@pytest.mark.parametrize("kind", ["past-the-end", "negative", "huge", "inside-a-row", "unsorted",
+@pytest.mark.parametrize("kind", ["past-the-end", "negative", "huge", "inside-a-row",
                                   "too-few-values", "too-many-values", "nan", "inf-strategy",
                                   "lengths"])
 def test_malformed_offsets_are_rejected_and_never_merged(kind, threads):
@@ -187,7 +185,10 @@ def test_malformed_offsets_are_rejected_and_never_merged(kind, threads):
     merger = RowMerger(threads)
     try:
         with pytest.raises(ValueError, match="malformed delta"):
-            merger.merge(store.arrays, offsets, regrets, strategy)
+            merger.merge(store.arrays, offsets, regrets, offsets, strategy)
+        with pytest.raises(ValueError, match="malformed delta"):       # as either group
+            merger.merge(store.arrays, np.zeros(0, np.int64), np.zeros(0, np.float32),
+                         offsets, regrets if kind == "nan" else strategy)
     finally:
         merger.close()
     _assert_unchanged(store, before)
@@ -209,19 +210,21 @@ def test_split_delta_names_stored_rows_by_offset_and_new_rows_by_key():
                 rng.random(m))
     split = DeltaSplitter().split(read_only_view(shared.arrays), delta.arrays)
 
-    blocks = split.offsets >> dk.BLOCK_SHIFT
-    assert np.all(np.diff(blocks) >= 0)
-    assert sorted(split.offsets.tolist()) == sorted(_offsets_of(shared, keys[old]).tolist())
+    stored = sorted(_offsets_of(shared, keys[old]).tolist())
+    for offsets in (split.regret_offsets, split.strategy_offsets):   # values all non-zero here
+        assert sorted(offsets.tolist()) == stored
     assert sorted(split.keys.tolist()) == sorted(new_keys.tolist())
-    pos = 0                                    # each stored row carries the delta's values
-    for off in split.offsets:
-        key = int(shared.arrays.row_key[np.searchsorted(shared.used()[2], off)])
-        regrets, strategy = delta.values_of(key)
-        na = regrets.shape[0]
-        np.testing.assert_array_equal(split.regrets[pos:pos + na], regrets)
-        np.testing.assert_array_equal(split.strategy[pos:pos + na], strategy.astype(np.float32))
-        pos += na
-    assert pos == split.regrets.size == split.strategy.size
+    row_offsets = shared.used()[2]
+    for offsets, values, which in ((split.regret_offsets, split.regrets, 0),
+                                   (split.strategy_offsets, split.strategy, 1)):
+        pos = 0                                # each stored row carries the delta's values
+        for off in offsets.tolist():
+            key = int(shared.arrays.row_key[np.searchsorted(row_offsets, off)])
+            expected = delta.values_of(key)[which]
+            na = expected.shape[0]
+            np.testing.assert_array_equal(values[pos:pos + na], expected.astype(np.float32))
+            pos += na
+        assert pos == values.size
     pos = 0
     for key, na in zip(split.keys.tolist(), split.num_actions.tolist()):
         regrets, strategy = delta.values_of(key)
@@ -230,6 +233,30 @@ def test_split_delta_names_stored_rows_by_offset_and_new_rows_by_key():
     assert pos == split.new_regrets.size
     merger = RowMerger(2)                      # and the main side accepts it
     try:
-        merger.merge(shared.arrays, split.offsets, split.regrets, split.strategy)
+        merger.merge(shared.arrays, split.regret_offsets, split.regrets,
+                     split.strategy_offsets, split.strategy)
     finally:
         merger.close()
+
+
+def test_split_leaves_each_row_out_of_the_group_it_does_not_update():
+    shared, keys, num_actions = _store(400, seed=5)
+    delta = RegretStore(row_capacity=16)
+    m = int(num_actions[:300].sum())
+    regrets = np.zeros(m, np.float32)
+    strategy = np.zeros(m)
+    ends = np.cumsum(num_actions[:300].astype(np.int64))
+    starts = ends - num_actions[:300]
+    for i, (a, b) in enumerate(zip(starts, ends)):
+        if i % 3 == 0:
+            regrets[a:b] = 1.0                 # traverser visits only
+        elif i % 3 == 1:
+            strategy[a:b] = 0.5                # other players' visits only
+    # i % 3 == 2: no update at all (left out entirely)
+    delta.merge(keys[:300], num_actions[:300], regrets, strategy)
+    split = DeltaSplitter().split(read_only_view(shared.arrays), delta.arrays)
+    offsets = _offsets_of(shared, keys[:300])
+    assert sorted(split.regret_offsets.tolist()) == sorted(offsets[0::3].tolist())
+    assert sorted(split.strategy_offsets.tolist()) == sorted(offsets[1::3].tolist())
+    assert np.all(split.regrets == 1.0) and np.all(split.strategy == 0.5)
+    assert split.keys.size == 0

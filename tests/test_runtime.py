@@ -472,9 +472,10 @@ def _split(offsets=(0, 4096), regrets=None, strategy=None, keys=(5, 11, 260),
     m = 5 if regrets is None else len(regrets)
     n = int(np.sum(num_actions)) if new_regrets is None else len(new_regrets)
     return SplitDelta(
-        offsets=np.asarray(offsets, np.int64),
+        regret_offsets=np.asarray(offsets, np.int64),
         regrets=np.arange(m, dtype=np.float32) if regrets is None else regrets,
-        strategy=np.linspace(0.0, 1.0, m, dtype=np.float32) if strategy is None else strategy,
+        strategy_offsets=np.asarray(offsets[:1], np.int64),
+        strategy=np.linspace(0.0, 1.0, 2, dtype=np.float32) if strategy is None else strategy,
         keys=np.asarray(keys, np.int64), num_actions=np.asarray(num_actions, np.int8),
         new_regrets=np.arange(n, dtype=np.float32) - 3.0 if new_regrets is None else new_regrets,
         new_strategy=np.linspace(0.0, 1.0, n, dtype=np.float32) if new_strategy is None
@@ -506,7 +507,7 @@ def test_delta_round_trip_preserves_arrays():
     empty = protocol.decode_delta(_delta(offsets=(), regrets=np.zeros(0, np.float32),
                                          strategy=np.zeros(0, np.float32), keys=(),
                                          num_actions=()))
-    assert empty["keys"].size == 0 and empty["offsets"].size == 0
+    assert empty["keys"].size == 0 and empty["regret_offsets"].size == 0
     assert empty["regrets"].size == 0 and empty["new_regrets"].size == 0
 
 
@@ -522,18 +523,17 @@ def test_delta_round_trip_preserves_arrays():
     pytest.param(_raw(v=1), id="version-1"),
     pytest.param(_raw(v=None), id="no-version"),
     pytest.param(_raw(keys=None), id="missing-field"),
-    pytest.param(_raw(offsets=None), id="missing-offsets"),
+    pytest.param(_raw(regret_offsets=None), id="missing-offsets"),
     pytest.param(_raw(iters="500"), id="wrong-type"),
     pytest.param(_raw(iters=True), id="bool-as-int"),
     pytest.param(_raw(iters=-1), id="negative-iters"),
     pytest.param(_raw(keys=b"\x00" * 12), id="partial-key"),
-    pytest.param(_raw(offsets=b"\x00" * 12), id="partial-offset"),
+    pytest.param(_raw(strategy_offsets=b"\x00" * 12), id="partial-offset"),
     pytest.param(_raw(new_regrets=b"\x00" * 27), id="partial-regret"),
     pytest.param(_delta(num_actions=(2, 5)), id="keys-vs-num_actions"),
     pytest.param(_delta(num_actions=(2, 3, 3), new_regrets=np.zeros(7, np.float32),
                         new_strategy=np.zeros(7, np.float32)), id="sum-num_actions"),
     pytest.param(_delta(new_strategy=np.zeros(6, np.float32)), id="new-regrets-vs-strategy"),
-    pytest.param(_delta(strategy=np.zeros(4, np.float32)), id="regrets-vs-strategy"),
     pytest.param(_delta(new_regrets=np.full(7, np.nan, np.float32)), id="nan-regrets"),
     pytest.param(_delta(new_strategy=np.full(7, np.inf, np.float32)), id="inf-strategy"),
 ])

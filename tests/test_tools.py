@@ -54,7 +54,7 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
     empty = RegretStore(row_capacity=16)
     payload = bench_merge.produce(runner, empty.arrays, 0, 200)
     delta = protocol.decode_delta(payload)
-    assert delta["offsets"].size == 0              # against an empty store every row is new
+    assert delta["regret_offsets"].size == delta["strategy_offsets"].size == 0   # all new
     state = bench_merge.Replay(leduc, config, empty, 0, time.thread_time)
     assert bench_merge.consume(state, payload, 1) == 200
     assert state.iterations == 200
@@ -72,12 +72,12 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
     before = state.store.arrays.regrets.copy()
     second = bench_merge.produce(runner, state.store.arrays, 200, 200)
     msg = protocol.decode_delta(second)
-    assert 0 < msg["offsets"].size <= state.store.num_infosets
+    assert 0 < msg["regret_offsets"].size <= state.store.num_infosets
     bench_merge.consume(state, second, 2)
     state.close()
     after = state.store.arrays.regrets
     pos = 0
-    for off in msg["offsets"].tolist():
+    for off in msg["regret_offsets"].tolist():
         na = int(state.store.arrays.row_num_actions[np.searchsorted(state.store.used()[2], off)])
         np.testing.assert_allclose(after[off:off + na],
                                    before[off:off + na] + msg["regrets"][pos:pos + na])

@@ -3,9 +3,10 @@
 Each call of :meth:`ProcessExecutor.results`:
 
 1. blocks (``pool.wait`` with a timeout) until a worker answers or dies;
-2. decodes and validates each msgpack delta, checks every infoset against the game, grows the
-   shared store if needed (a new generation) and merges the delta with one numba call (single
-   writer);
+2. decodes each msgpack delta (:func:`merge_payload`), checks its new infosets against the game
+   and every row offset against the store, adds the rows the store holds on the merge threads
+   (:class:`holdem.store.delta.RowMerger`: block ranges, one writer per row) and inserts the new
+   ones, growing the shared store if needed (a new generation);
 3. re-issues the batches of workers that died or stayed silent for ``worker_timeout`` seconds to
    their replacements (a batch's random stream depends only on the seed and its first iteration,
    so the redo is the same work), and unlinks store generations no worker can still be told about.
@@ -73,8 +74,8 @@ def apply_delta(store, merger, msg, regret_floor):
     first the rows the store holds -- every offset checked before any is added, then added on
     ``merger``'s threads -- then the new rows, which may grow the store. Raises ``ValueError``
     with nothing written when the offsets are malformed."""
-    merger.merge(store.arrays, msg["offsets"], msg["regrets"], msg["strategy"],
-                 regret_floor=regret_floor)
+    merger.merge(store.arrays, msg["regret_offsets"], msg["regrets"], msg["strategy_offsets"],
+                 msg["strategy"], regret_floor=regret_floor)
     store.merge(msg["keys"], msg["num_actions"], msg["new_regrets"], msg["new_strategy"],
                 regret_floor=regret_floor, check_existing=False)
 
@@ -134,8 +135,8 @@ class ProcessExecutor:
                                      for dt in (np.int64, np.int8, np.float32))
         store = RegretStore(16)
         store.merge(keys, num_actions, values, values, regret_floor=-1.0)
-        RowMerger().merge(store.arrays, _read_only(store.used()[2].copy()), values, values,
-                          regret_floor=-1.0)
+        offsets = _read_only(store.used()[2].copy())
+        RowMerger().merge(store.arrays, offsets, values, offsets, values, regret_floor=-1.0)
         return time.perf_counter() - start
 
     def start(self, run, stop):

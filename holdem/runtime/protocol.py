@@ -3,13 +3,14 @@
 Main -> worker (``encode_request``): ``{"op": "batch", "id", "t0", "n", "elapsed", "store":
 {"generation", "descriptor"} or None}`` or ``{"op": "stop"}``. ``t0`` is the global index of the
 batch's first iteration (schedules depend on it); the batch's RNG stream is derived from the run's
-seed and ``id``, so a re-issued batch is reproducible and no RNG state lives in workers.
+seed and ``t0``, so a re-issued batch is reproducible and no RNG state lives in workers.
 
 Worker -> main: first ``{"op": "ready", "worker", "pid"}`` once its kernels are compiled, then
 for every batch (``encode_delta``): the batch's sparse delta -- only the infosets it touched --
-split by :class:`holdem.store.delta.DeltaSplitter` into rows the shared store already holds
-(``offsets`` int64, their value offsets, sorted by merge block, with ``regrets`` and ``strategy``
-float32) and rows new to it (``keys`` int64, ``num_actions`` int8, ``new_regrets`` and
+split by :class:`holdem.store.delta.DeltaSplitter` into rows the shared store already holds --
+those with regret updates (``regret_offsets`` int64, their value offsets, sorted by merge block,
+with ``regrets`` float32) and those with strategy updates (``strategy_offsets``, ``strategy``
+float32) -- and rows new to it (``keys`` int64, ``num_actions`` int8, ``new_regrets`` and
 ``new_strategy`` float32), as raw little-endian arrays, plus ``iters``, ``utility_sum`` (player
 0's sampled values), ``visits``, ``seconds`` (traversal time) and ``generation`` (the store
 generation it read). Its size depends on the batch, not on how long training has run.
@@ -71,7 +72,9 @@ def encode_delta(batch_id, worker, generation, iters, utility_sum, visits, secon
         "v": VERSION, "id": int(batch_id), "worker": int(worker), "generation": int(generation),
         "iters": int(iters), "utility_sum": float(utility_sum), "visits": int(visits),
         "seconds": float(seconds),
-        "offsets": _raw(split.offsets, "<i8"), "regrets": _raw(split.regrets, "<f4"),
+        "regret_offsets": _raw(split.regret_offsets, "<i8"),
+        "regrets": _raw(split.regrets, "<f4"),
+        "strategy_offsets": _raw(split.strategy_offsets, "<i8"),
         "strategy": _raw(split.strategy, "<f4"),
         "keys": _raw(split.keys, "<i8"), "num_actions": _raw(split.num_actions, "<i1"),
         "new_regrets": _raw(split.new_regrets, "<f4"),
@@ -85,8 +88,9 @@ def _raw(values, dtype):
     return memoryview(np.ascontiguousarray(values, dtype)).cast("B")
 
 
-_ARRAYS = {"offsets": "<i8", "regrets": "<f4", "strategy": "<f4", "keys": "<i8",
-           "num_actions": "<i1", "new_regrets": "<f4", "new_strategy": "<f4"}
+_ARRAYS = {"regret_offsets": "<i8", "regrets": "<f4", "strategy_offsets": "<i8",
+           "strategy": "<f4", "keys": "<i8", "num_actions": "<i1", "new_regrets": "<f4",
+           "new_strategy": "<f4"}
 _DELTA_FIELDS = {"id": int, "worker": int, "generation": int, "iters": int,
                  "utility_sum": float, "visits": int, "seconds": float,
                  **{name: bytes for name in _ARRAYS}}
@@ -112,8 +116,6 @@ def decode_delta(payload, max_bytes=1 << 34):
         if len(msg[name]) % np.dtype(dtype).itemsize:
             raise ProtocolError(f"delta field {name!r} has a partial element")
         msg[name] = np.frombuffer(msg[name], dtype)
-    if msg["strategy"].shape != msg["regrets"].shape:
-        raise ProtocolError("delta arrays have inconsistent lengths (regrets, strategy)")
     if (msg["num_actions"].shape != msg["keys"].shape
             or msg["new_strategy"].shape != msg["new_regrets"].shape):
         raise ProtocolError("delta arrays have inconsistent lengths (new rows)")
