@@ -93,9 +93,8 @@ def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tab
     k = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
     if game.is_multiway:
         ws = make_workspace(game.max_depth, game.max_actions, seats)
-        mpk.play_rotations(game.multiway, game.deal, store_a, store_b, np.int64(kind), k,
-                           ws.rows, ws.akind[0], ws.ato[0], ws.sigma[0], ws.payoff, ws.buckets,
-                           ws.strength, ws.deck, state, np.int64(deals), out)
+        mpk.play_rotations(game.multiway, game.deal, store_a, store_b, np.int64(kind), k, ws,
+                           state, np.int64(deals), out)
     else:
         ws = make_workspace(game.max_depth, game.max_actions, 2)
         pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a, store_b,
