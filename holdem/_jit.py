@@ -10,6 +10,9 @@ Every kernel module imports its decorator from here:
   merges, sentinels such as -inf).
 - ``njit_inline``: small hot helpers inlined into their callers at numba-IR level (a call passes
   every array of a namedtuple by value).
+- ``overload_inline(func)``: the same options for a ``numba.extending.overload`` of ``func``, so
+  one generic kernel can call ``func`` and get, at compile time, the implementation that fits the
+  type of its arguments (the traversal skeleton steps through each game this way).
 
 Kernels stay iterative: numba's cache can crash when loading recursive functions (numba issue
 6061).
@@ -26,6 +29,7 @@ import os
 from pathlib import Path
 
 import numba
+from numba.extending import overload
 
 
 def _source_digest():
@@ -53,3 +57,11 @@ _OPTIONS = dict(cache=True, error_model="numpy", nogil=True, _nrt=False)
 njit = numba.njit(fastmath=True, **_OPTIONS)
 njit_exact = numba.njit(**_OPTIONS)
 njit_inline = numba.njit(fastmath=True, inline="always", **_OPTIONS)
+
+
+def overload_inline(func, strict=True):
+    """Decorator: register an always-inlined, fastmath overload of ``func`` (``strict=False``
+    lets a typing function taking ``*args`` return implementations with named arguments)."""
+    options = {k: v for k, v in _OPTIONS.items() if k != "cache"}   # cached with the caller
+    return overload(func, inline="always", strict=strict,
+                    jit_options=dict(fastmath=True, **options))

@@ -14,7 +14,7 @@ from holdem.games.nlhe.records import Action, TableConfig
 from holdem.games.nlhe.rules import HandState
 from holdem.games.deal import deal as deal_fn
 from holdem.games.tree import NodeKind
-from holdem.solver.kernels import terminal_utility
+from holdem.solver.game_nodes import terminal_utility
 
 
 def test_raise_options_clamp_merge_and_all_in():

@@ -15,7 +15,7 @@ from holdem.games.nlhe.multiway import MultiwayNode, MultiwayTable, build_multiw
 from holdem.games.nlhe.records import Action, ActionKind, TableConfig
 from holdem.games.nlhe.rules import HandState
 from holdem.games.tree import NodeKind
-from holdem.solver.kernels import terminal_utility
+from holdem.solver.game_nodes import terminal_utility
 
 WIDE = ActionAbstraction(preflop_open=(2.0, 3.0), preflop=((0.5, 1.0), (1.0,)),
                          flop=((0.33, 1.0), (1.0,)), turn=((0.5, 1.5),), river=((1.0,),),

@@ -13,7 +13,6 @@ from holdem.analysis import multiway_play_kernels as mpk
 from holdem.analysis import play_kernels as pk
 from holdem.games.tree import NodeKind
 from holdem.solver.kernels import make_workspace
-from holdem.solver.multiway_kernels import make_workspace as mw_make_workspace
 from holdem.store.store import RegretStore
 
 BASELINES = {"fold": pk.POLICY_FOLD, "call": pk.POLICY_CALL, "pot": pk.POLICY_POT,
@@ -95,12 +94,11 @@ def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tab
     out = np.zeros(deals, dtype=np.float64)
     k = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
     if game.is_multiway:
-        ws = mw_make_workspace(game.max_depth, game.max_actions, seats)
-        mpk.play_rotations(game.multiway, game.deal, store_a, store_b, np.int64(kind), k,
-                           ws.rows, ws.akind[0], ws.ato[0], ws.sigma[0], ws.payoff, ws.buckets,
-                           ws.strength, ws.deck, state, np.int64(deals), out)
+        ws = make_workspace(game.max_depth, game.max_actions, seats)
+        mpk.play_rotations(game.multiway, game.deal, store_a, store_b, np.int64(kind), k, ws,
+                           state, np.int64(deals), out)
     else:
-        ws = make_workspace(game.max_depth, game.max_actions, 2, 4, 52)
+        ws = make_workspace(game.max_depth, game.max_actions, 2)
         pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a, store_b,
                           np.int64(kind), bot_tables(game) if tables is None else tables, k, ws,
                           state, np.int64(deals), out)

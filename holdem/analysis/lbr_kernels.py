@@ -48,9 +48,9 @@ from holdem import rng
 from holdem._jit import njit, njit_inline
 from holdem.abstraction.kernels import (POPCOUNT, RANK_MASK, hand_index_kernel,
                                         river_prepare_kernel, river_score_from_work)
-from holdem.analysis.play_kernels import _blueprint_action, average_strategy
+from holdem.analysis.play_kernels import blueprint_action, average_strategy
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
-from holdem.solver.kernels import DECISION, FOLD, terminal_utility
+from holdem.solver.game_nodes import DECISION, FOLD, terminal_utility
 
 NUM_COMBOS = 1326
 CALL = 1                        # ActionCode.CALL: the action leading to a call child
@@ -586,7 +586,7 @@ def play_seat(tree, tables, store, spec, work, seat, state):
             a = lbr_action(tree, store, spec, node, seat, work)
         else:
             key = np.int64(tree.history[node]) * spec.stride + work.bucket[street, bp_combo]
-            a = _blueprint_action(tree, store, key, node, work.sigma, state)
+            a = blueprint_action(tree, store, key, node, work.sigma, state)
             update_range(tree, store, spec, node, a, work)
             if tree.kind[c0 + a] == FOLD and tree.action[node] == RAISE:
                 work.stats[STAT_FOLDED_TO] += 1

@@ -48,15 +48,17 @@ def _bot_action(kind, g, row, akind, ato, na, bucket, num_buckets, state):
 
 
 @njit
-def play_rotations(g, deal, store_a, store_b, kind_b, num_buckets, rows, akind, ato, sigma,
-                   payoff, buckets, strength, deck, state, n, out):
+def play_rotations(g, deal, store_a, store_b, kind_b, num_buckets, ws, state, n, out):
     """Play ``n`` deals, each once with blueprint A (``store_a``) in every seat and the other
     seats played by B (``store_b`` when ``kind_b`` is POLICY_BLUEPRINT, else a bot).
-    ``out[i]`` = A's mean chips over deal i's rotations."""
+    ``ws``: a :func:`holdem.solver.kernels.make_workspace` (its level 0 and the deal's arrays
+    are scratch). ``out[i]`` = A's mean chips over deal i's rotations."""
     num_players = g.num_players
-    row = rows[0]
+    row = ws.rows[0]
+    akind, ato, sigma = ws.akind[0], ws.ato[0], ws.sigma[0]
+    buckets, strength = ws.buckets, ws.strength
     for i in range(n):
-        deal_kernels.deal(deal, state, deck, buckets, strength)
+        deal_kernels.deal(deal, state, ws.deck, buckets, strength)
         total = 0.0
         for seat_a in range(num_players):
             for j in range(mk.WIDTH):
@@ -76,6 +78,6 @@ def play_rotations(g, deal, store_a, store_b, kind_b, num_buckets, rows, akind, 
                     a = _bot_action(kind_b, g, row, akind, ato, na, bucket, num_buckets[street],
                                     state)
                 mk.apply_action(g, row, row, akind[a], ato[a], a)
-            mk.payoffs(g, row, strength, payoff)
-            total += payoff[seat_a]
+            mk.payoffs(g, row, strength, ws.payoff)
+            total += ws.payoff[seat_a]
         out[i] = total / num_players

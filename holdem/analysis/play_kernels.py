@@ -12,7 +12,8 @@ import numpy as np
 from holdem import rng
 from holdem._jit import njit, njit_inline
 from holdem.games import deal as deal_kernels
-from holdem.solver.kernels import DECISION, _sample, regret_matching, terminal_utility
+from holdem.solver.game_nodes import DECISION, terminal_utility
+from holdem.solver.kernels import regret_matching, sample_action
 from holdem.store import kernels as store_kernels
 
 POLICY_BLUEPRINT = 0
@@ -47,11 +48,11 @@ def average_strategy(store, key, na, out):
 def sample_average(store, key, na, sigma, state):
     """Sample an action of infoset ``key`` from its :func:`average_strategy`."""
     average_strategy(store, key, na, sigma)
-    return _sample(sigma, na, state)
+    return sample_action(sigma, na, state)
 
 
 @njit
-def _blueprint_action(tree, store, key, node, sigma, state):
+def blueprint_action(tree, store, key, node, sigma, state):
     return sample_average(store, key, tree.num_actions[node], sigma, state)
 
 
@@ -96,9 +97,9 @@ def play_duplicate(tree, deal, stride, store_a, store_b, kind_b, tables, num_buc
                 child0 = tree.child_start[node]
                 na = tree.num_actions[node]
                 if p == seat_a:
-                    a = _blueprint_action(tree, store_a, key, node, ws.sigma[0], state)
+                    a = blueprint_action(tree, store_a, key, node, ws.sigma[0], state)
                 elif kind_b == POLICY_BLUEPRINT:
-                    a = _blueprint_action(tree, store_b, key, node, ws.sigma[0], state)
+                    a = blueprint_action(tree, store_b, key, node, ws.sigma[0], state)
                 else:
                     a = _bot_action(kind_b, tables, node, child0, na, bucket,
                                     num_buckets[street], state)

@@ -13,6 +13,10 @@ traverser's actions from (1 - eps) * sigma + eps * uniform; along the path regre
 w * pi_-i(h) / q(h) * (u~(ha) - u~(h)) with tail estimates u~. The average strategy is updated at
 the next player's nodes with weight pi_-i(h) / q(h).
 
+Each traversal is written once, for every game: how it steps through a game's nodes (a betting
+tree's node ids, or the implicit multi-way game's state rows) is chosen at compile time from the
+game's type by the hooks of :mod:`holdem.solver.game_nodes`.
+
 Traversals are iterative with an explicit stack (a recursive njit function cannot be cached
 safely and ran 2.5-4x slower). Regrets are read from ``read`` and written to ``write``: the same
 store when training in-process, a shared store and a private delta buffer in a worker.
@@ -27,10 +31,13 @@ thresholds are given in current-weight units and scaled by w here.
 from collections import namedtuple
 
 import numpy as np
+from numba.core import types
 
 from holdem import rng
-from holdem._jit import njit, njit_inline
+from holdem._jit import njit, njit_inline, overload_inline
 from holdem.games import deal as deal_kernels
+from holdem.games.nlhe import multiway_kernels as mw
+from holdem.solver import game_nodes as nodes
 from holdem.store import kernels as store_kernels
 
 SAMPLING_EXTERNAL = 0
@@ -38,9 +45,6 @@ SAMPLING_OUTCOME = 1
 
 WEIGHT_CONSTANT = 0
 WEIGHT_STEPPED = 1
-
-DECISION = 0
-FOLD = 1
 
 NO_FLOOR = -3.0e38
 
@@ -53,24 +57,34 @@ Params = namedtuple("Params", [
 ])
 
 Workspace = namedtuple("Workspace", [
-    "node", "next_action", "offset", "sigma", "util", "explored",
-    "action", "sample_prob", "opp_reach", "sample_reach", "buckets", "strength", "deck",
-    "visits",
+    "node",            # int64[D]: tree games, the node id at each stack level
+    "rows",            # int64[D, WIDTH]: the multi-way game, the state row at each level
+    "akind", "ato",    # int64[D, A]: multi-way, the actions at each level
+    "num_actions", "next_action", "offset", "sigma", "util", "explored",
+    "player", "action", "sample_prob", "opp_reach", "sample_reach",     # outcome sampling
+    "payoff",          # float64[MAX_PLAYERS]: multi-way terminal payoffs
+    "buckets", "strength", "deck",                                      # the deal
+    "visits",          # int64[2]: decision nodes visited; infosets skipped (store full)
 ])
 
 
-def make_workspace(max_depth, max_actions, num_players, num_streets, deck_size):
-    d, a = max_depth + 1, max(1, max_actions)
+def make_workspace(max_depth, max_actions, num_players, num_streets=4, deck_size=52):
+    """Scratch arrays of the traversals for a game of at most ``max_depth`` actions in a hand
+    and ``max_actions`` actions at a node (tree or multi-way: one layout serves both)."""
+    d, a = max_depth + 2, max(2, max_actions)
     return Workspace(
-        node=np.zeros(d, np.int64), next_action=np.zeros(d, np.int64),
+        node=np.zeros(d, np.int64), rows=np.zeros((d, mw.WIDTH), np.int64),
+        akind=np.zeros((d, a), np.int64), ato=np.zeros((d, a), np.int64),
+        num_actions=np.zeros(d, np.int64), next_action=np.zeros(d, np.int64),
         offset=np.zeros(d, np.int64),
         sigma=np.zeros((d, a), np.float64), util=np.zeros((d, a), np.float64),
-        explored=np.zeros((d, a), np.bool_), action=np.zeros(d, np.int64),
-        sample_prob=np.zeros(d, np.float64), opp_reach=np.zeros(d, np.float64),
-        sample_reach=np.zeros(d, np.float64),
+        explored=np.zeros((d, a), np.bool_), player=np.zeros(d, np.int64),
+        action=np.zeros(d, np.int64), sample_prob=np.zeros(d, np.float64),
+        opp_reach=np.zeros(d, np.float64), sample_reach=np.zeros(d, np.float64),
+        payoff=np.zeros(mw.MAX_PLAYERS, np.float64),
         buckets=np.zeros((num_players, num_streets), np.int64),
         strength=np.zeros(num_players, np.int64), deck=np.zeros(max(1, deck_size), np.int64),
-        visits=np.zeros(1, np.int64),
+        visits=np.zeros(2, np.int64),
     )
 
 
@@ -84,7 +98,7 @@ def iteration_weight(params, t):
 
 
 @njit_inline
-def _normalize_positive(out, total, num_actions):
+def normalize_positive(out, total, num_actions):
     """out[:n] /= total, or uniform when no action has positive regret (total <= 0)."""
     if total > 0.0:
         inv = 1.0 / total
@@ -105,30 +119,12 @@ def regret_matching(regrets, offset, num_actions, out):
         r = r if r > 0.0 else 0.0
         out[a] = r
         total += r
-    _normalize_positive(out, total, num_actions)
+    normalize_positive(out, total, num_actions)
 
 
 @njit_inline
-def _delta_strategy(read, write, write_off, key, num_actions, out, own_weight):
-    """Regret matching on shared regrets plus this worker's own unmerged delta: a worker sees
-    its own updates at once and only the other workers' in-flight deltas late. Returns the
-    shared offset or -1."""
-    entry = store_kernels.find_entry(read, key)
-    roff = store_kernels.entry_offset(entry) if entry >= 0 else -1
-    total = 0.0
-    for a in range(num_actions):
-        r = own_weight * write.regrets[write_off + a]
-        if roff >= 0:
-            r += read.regrets[roff + a]
-        r = r if r > 0.0 else 0.0
-        out[a] = r
-        total += r
-    _normalize_positive(out, total, num_actions)
-    return roff
-
-
-@njit_inline
-def _sample(probs, n, state):
+def sample_action(probs, n, state):
+    """An action index drawn from probs[:n] (which sum to 1)."""
     x = rng.uniform(state)
     acc = 0.0
     for a in range(n - 1):
@@ -139,57 +135,55 @@ def _sample(probs, n, state):
 
 
 @njit_inline
-def terminal_utility(tree, node, player, strength):
-    """Chips won by ``player`` at a two-player terminal (zero-sum)."""
-    contrib = tree.contrib
-    other = 1 - player
-    if tree.kind[node] == FOLD:
-        folder = tree.player[node]
-        return -contrib[node, player] if folder == player else contrib[node, other]
-    if strength[player] > strength[other]:
-        return contrib[node, other]
-    if strength[player] < strength[other]:
-        return -contrib[node, player]
-    return 0.5 * (contrib[node, other] - contrib[node, player])
-
-
-@njit_inline
-def _infoset_key(tree, node, buckets, stride):
-    p = tree.player[node]
-    return np.int64(tree.history[node]) * stride + buckets[p, tree.street[node]]
-
-
-@njit_inline
-def _prefetch_children(tree, node, stride, buckets, read, write, is_delta, explored):
-    """Prefetch the hash slots of the explored children that are decision nodes. The traverser
-    explores them depth first, one after another; without this each child's lookup misses the
-    cache in turn. Alternating runs with and without it in one process: +9-15% iterations/s
-    in-process and +10-24% in a worker on hunl_default, +32% and +38% on hunl_blueprint."""
-    child0 = tree.child_start[node]
-    for a in range(tree.num_actions[node]):
-        child = child0 + a
-        if explored[a] and tree.kind[child] == DECISION:
-            key = _infoset_key(tree, child, buckets, stride)
-            store_kernels.prefetch_lookups(read, write, key, is_delta)
-
-
-@njit_inline
-def _add_strategy(write, off, num_actions, sigma, weight):
+def add_strategy(write, off, num_actions, sigma, weight):
+    """strategy_sum[off:off + n] += weight * sigma[:n]."""
     for a in range(num_actions):
         write.strategy_sum[off + a] += weight * sigma[a]
 
 
 @njit_inline
-def _strategy_at(read, write, key, num_actions, sigma, is_delta, own_weight):
-    """Current strategy at an infoset into ``sigma``; returns (offset in ``write``, offset in
-    ``read`` or -1)."""
-    woff = store_kernels.entry_offset(store_kernels.find_or_insert(write, key, num_actions))
+def strategy_at(game, read, write, key, num_actions, sigma, is_delta, own_weight):
+    """Current strategy at infoset ``key`` into ``sigma``; returns (offset in ``write``, or -1
+    when the store had no room for it; offset in ``read`` or -1).
+
+    In a worker (``is_delta``) regret matching runs on shared regrets plus ``own_weight`` times
+    this worker's own unmerged delta: it sees its own updates at once, and counting them W
+    times stands in for the other workers' unfinished batches, which it cannot see (see
+    :func:`holdem.runtime.worker.own_delta_weight`). In-process ``read`` is ``write``."""
+    entry = nodes.find_infoset(game, write, key, num_actions)
+    woff = store_kernels.entry_offset(entry) if entry >= 0 else -1
+    roff = woff
     if is_delta:
-        roff = _delta_strategy(read, write, woff, key, num_actions, sigma, own_weight)
-    else:
-        roff = woff
-        regret_matching(read.regrets, woff, num_actions, sigma)
+        shared = store_kernels.find_entry(read, key)
+        roff = store_kernels.entry_offset(shared) if shared >= 0 else -1
+    total = 0.0
+    for a in range(num_actions):
+        r = 0.0
+        if woff >= 0:
+            r = write.regrets[woff + a]
+            if is_delta:
+                r *= own_weight
+        if is_delta and roff >= 0:
+            r += read.regrets[roff + a]
+        r = r if r > 0.0 else 0.0
+        sigma[a] = r
+        total += r
+    normalize_positive(sigma, total, num_actions)
     return woff, roff
+
+
+@njit_inline
+def prefetch_children(game, read, write, ws, d, na, is_delta):
+    """Prefetch the hash slots of the traverser's explored children that are decision nodes,
+    before it explores them depth first one after another; without this each child's lookup
+    misses the cache in turn. Alternating runs with and without it in one process: +9-15%
+    iterations/s in-process and +10-24% in a worker on hunl_default, +32% and +38% on
+    hunl_blueprint, +9% on 6-max (where each child costs an extra ``apply_action``)."""
+    for a in range(na):
+        if ws.explored[d, a]:
+            key = nodes.child_key(game, ws, d, a)
+            if key >= 0:
+                store_kernels.prefetch_lookups(read, write, key, is_delta)
 
 
 @njit_inline
@@ -213,59 +207,54 @@ def close_node(write, ws, d, na, w, floor, is_delta):
 
 
 @njit
-def external_traverse(tree, stride, last_street, read, write, params, ws, traverser, w, prune,
-                      state):
-    """One external-sampling traversal for ``traverser``; returns its sampled value."""
+def external_traverse(game, read, write, params, ws, traverser, w, prune, state):
+    """One external-sampling traversal of ``game`` (a :mod:`holdem.solver.game_nodes` game) for
+    ``traverser``; returns its sampled value."""
     d = 0
-    ws.node[0] = 0
+    nodes.start(game, ws)
     ws.next_action[0] = -1
     floor = params.regret_floor * w if params.regret_floor > NO_FLOOR else NO_FLOOR
     threshold = params.prune_threshold * w
     ret = 0.0
     while True:
-        node = ws.node[d]
         if ws.next_action[d] < 0:
-            if tree.kind[node] != DECISION:
-                ret = terminal_utility(tree, node, traverser, ws.strength)
+            if nodes.is_terminal(game, ws, d, traverser):
+                ret = nodes.terminal_value(game, ws, d, traverser)
                 d -= 1
                 if d < 0:
                     return ret
                 ws.util[d, ws.next_action[d] - 1] = ret
                 continue
             ws.visits[0] += 1
-            p = tree.player[node]
-            na = tree.num_actions[node]
-            key = _infoset_key(tree, node, ws.buckets, stride)
+            p, street, na, key = nodes.open_node(game, ws, d)
             sigma = ws.sigma[d]
-            woff, roff = _strategy_at(read, write, key, na, sigma, params.is_delta,
-                                  params.own_weight)
+            woff, roff = strategy_at(game, read, write, key, na, sigma, params.is_delta,
+                                     params.own_weight)
+            if woff < 0:
+                ws.visits[1] += 1
             if p != traverser:
-                if tree.street[node] <= params.avg_max_street:
-                    _add_strategy(write, woff, na, sigma, w)
-                ws.node[d] = tree.child_start[node] + _sample(sigma, na, state)
+                if woff >= 0 and street <= params.avg_max_street:
+                    add_strategy(write, woff, na, sigma, w)
+                nodes.to_child(game, ws, d, sample_action(sigma, na, state), d)
                 continue
             ws.offset[d] = woff
             # Pluribus skips actions whose regret is below the threshold, except on the last
-            # street and for actions that end the hand. (In a worker the shared regret decides:
-            # its own delta is small next to it.)
-            if not (prune and tree.street[node] != last_street):
-                roff = -1
-            child0 = tree.child_start[node]
+            # street and for actions that end the hand for the traverser. (In a worker the
+            # shared regret decides: its own delta is small next to it.)
+            check = prune and street != nodes.last_street(game) and roff >= 0
             for a in range(na):
-                ws.explored[d, a] = not (
-                    roff >= 0 and tree.kind[child0 + a] == DECISION
-                    and read.regrets[roff + a] < threshold)
-            _prefetch_children(tree, node, stride, ws.buckets, read, write, params.is_delta,
-                               ws.explored[d])
+                ws.explored[d, a] = not (check and read.regrets[roff + a] < threshold
+                                         and nodes.child_key(game, ws, d, a) >= 0)
+            prefetch_children(game, read, write, ws, d, na, params.is_delta)
             ws.next_action[d] = 0
-        na = tree.num_actions[node]
+        na = ws.num_actions[d]
         a = ws.next_action[d]
         while a < na and not ws.explored[d, a]:
             a += 1
         if a < na:
             ws.next_action[d] = a + 1
+            nodes.to_child(game, ws, d, a, d + 1)
             d += 1
-            ws.node[d] = tree.child_start[node] + a
             ws.next_action[d] = -1
             continue
         ret = close_node(write, ws, d, na, w, floor, params.is_delta)
@@ -276,37 +265,37 @@ def external_traverse(tree, stride, last_street, read, write, params, ws, traver
 
 
 @njit
-def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state):
+def outcome_traverse(game, read, write, params, ws, traverser, w, state):
     """One outcome-sampling traversal for ``traverser``; returns its importance-weighted value."""
     num_players = ws.strength.shape[0]
     avg_player = (traverser + 1) % num_players
     eps = params.exploration
     floor = params.regret_floor * w if params.regret_floor > NO_FLOOR else NO_FLOOR
-    node = 0
     d = 0
+    nodes.start(game, ws)
     opp_reach = 1.0
     sample_reach = 1.0
-    while tree.kind[node] == DECISION:
+    while not nodes.is_terminal(game, ws, d, traverser):
         ws.visits[0] += 1
-        p = tree.player[node]
-        na = tree.num_actions[node]
-        key = _infoset_key(tree, node, ws.buckets, stride)
+        p, street, na, key = nodes.open_node(game, ws, d)
         sigma = ws.sigma[d]
-        woff, roff = _strategy_at(read, write, key, na, sigma, params.is_delta,
-                                  params.own_weight)
+        woff, roff = strategy_at(game, read, write, key, na, sigma, params.is_delta,
+                                     params.own_weight)
+        if woff < 0:
+            ws.visits[1] += 1
         if p == traverser:
             ws.offset[d] = woff
             probs = ws.util[d]
             for a in range(na):
                 probs[a] = (1.0 - eps) * sigma[a] + eps / na
-            a = _sample(probs, na, state)
+            a = sample_action(probs, na, state)
             q = probs[a]
         else:
-            if p == avg_player and tree.street[node] <= params.avg_max_street:
-                _add_strategy(write, woff, na, sigma, w * opp_reach / sample_reach)
-            a = _sample(sigma, na, state)
+            if p == avg_player and woff >= 0 and street <= params.avg_max_street:
+                add_strategy(write, woff, na, sigma, w * opp_reach / sample_reach)
+            a = sample_action(sigma, na, state)
             q = sigma[a]
-        ws.node[d] = node
+        ws.player[d] = p
         ws.action[d] = a
         ws.sample_prob[d] = q
         ws.opp_reach[d] = opp_reach
@@ -314,24 +303,40 @@ def outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
         if p != traverser:
             opp_reach *= sigma[a]
         sample_reach *= q
-        node = tree.child_start[node] + a
+        nodes.to_child(game, ws, d, a, d + 1)
         d += 1
-    value = terminal_utility(tree, node, traverser, ws.strength)
+    value = nodes.terminal_value(game, ws, d, traverser)
     for i in range(d - 1, -1, -1):
-        n = ws.node[i]
         a_star = ws.action[i]
         child = value / ws.sample_prob[i]
         value = ws.sigma[i, a_star] * child
-        if tree.player[n] == traverser:
+        off = ws.offset[i]
+        if ws.player[i] == traverser and off >= 0:
             scale = w * ws.opp_reach[i] / ws.sample_reach[i]
-            off = ws.offset[i]
-            for a in range(tree.num_actions[n]):
+            for a in range(ws.num_actions[i]):
                 cf = child if a == a_star else 0.0
                 r = write.regrets[off + a] + scale * (cf - value)
                 if not params.is_delta and r < floor:
                     r = floor
                 write.regrets[off + a] = r
     return value
+
+
+def outcome_sampling(game, read, write, params, ws, traverser, w, state):
+    """:func:`outcome_traverse` for tree games. The multi-way game supports external sampling
+    only (its config is rejected otherwise): its ``run_iterations`` returns NaN there instead of
+    compiling an outcome traversal nobody runs (7 s more first-call compile time on 6-max)."""
+
+
+@overload_inline(outcome_sampling, strict=False)
+def _outcome_sampling(game, *args):
+    if isinstance(game, types.BaseNamedTuple) and game.instance_class is nodes.TreeGame:
+        def impl(game, read, write, params, ws, traverser, w, state):
+            return outcome_traverse(game, read, write, params, ws, traverser, w, state)
+    else:
+        def impl(game, read, write, params, ws, traverser, w, state):
+            return np.nan
+    return impl
 
 
 @njit_inline
@@ -349,9 +354,10 @@ def begin_iteration(deal, write, params, ws, state, t):
 
 
 @njit
-def run_iterations(tree, deal, stride, last_street, read, write, params, ws, state, t0, n,
-                   max_new_rows, max_new_entries, utility_out):
-    """Run up to ``n`` iterations starting at global iteration ``t0``.
+def run_iterations(game, deal, read, write, params, ws, state, t0, n, max_new_rows,
+                   max_new_entries, utility_out):
+    """Run up to ``n`` iterations of ``game`` (a :mod:`holdem.solver.game_nodes` game) starting
+    at global iteration ``t0``.
 
     Stops early, at an iteration boundary, when ``write`` may not hold another iteration's new
     infosets (the caller grows it and calls again). Player 0's sampled value of iteration i is
@@ -364,10 +370,9 @@ def run_iterations(tree, deal, stride, last_street, read, write, params, ws, sta
         w, prune = begin_iteration(deal, write, params, ws, state, t0 + i)
         for traverser in range(num_players):
             if params.sampling == SAMPLING_EXTERNAL:
-                v = external_traverse(tree, stride, last_street, read, write, params, ws,
-                                      traverser, w, prune, state)
+                v = external_traverse(game, read, write, params, ws, traverser, w, prune, state)
             else:
-                v = outcome_traverse(tree, stride, read, write, params, ws, traverser, w, state)
+                v = outcome_sampling(game, read, write, params, ws, traverser, w, state)
             if traverser == 0:
                 utility_out[i] = v
     return n

@@ -12,7 +12,7 @@ import numpy as np
 
 from holdem import checkpoint as ckpt
 from holdem import rng
-from holdem.solver import kernels, multiway_kernels
+from holdem.solver import game_nodes, kernels
 from holdem.store.store import RegretStore
 
 NEVER = np.iinfo(np.int64).max
@@ -126,25 +126,25 @@ class DcfrSchedule:
 
 
 def make_workspace(game):
-    """Scratch arrays of the traversal kernel that runs ``game``."""
-    if game.is_multiway:
-        return multiway_kernels.make_workspace(game.max_depth, game.max_actions,
-                                               game.num_players, game.deck_size)
+    """Scratch arrays of the traversal kernels for ``game``."""
     return kernels.make_workspace(game.max_depth, game.max_actions, game.num_players,
                                   game.num_streets, game.deck_size)
 
 
-def run_kernel(game, read, write, params, workspace, state, t0, n, utility_out):
-    """Run up to ``n`` iterations of ``game`` from global iteration ``t0`` with the kernel that
-    fits it (tree or multi-way); returns how many ran (fewer when ``write`` needs to grow)."""
-    rows, entries = np.int64(game.max_new_rows), np.int64(game.max_new_entries)
+def kernel_game(game):
+    """``game`` as the traversal kernels take it (see :mod:`holdem.solver.game_nodes`)."""
     if game.is_multiway:
-        return int(multiway_kernels.run_iterations(
-            game.multiway, game.deal, read, write, params, workspace, state, np.int64(t0),
-            np.int64(n), rows, entries, utility_out))
+        return game.multiway
+    return game_nodes.TreeGame(game.tree, np.int64(game.bucket_stride),
+                               np.int64(game.num_streets - 1))
+
+
+def run_kernel(game, read, write, params, workspace, state, t0, n, utility_out):
+    """Run up to ``n`` iterations of ``game`` from global iteration ``t0``; returns how many ran
+    (fewer when ``write`` needs to grow)."""
     return int(kernels.run_iterations(
-        game.tree, game.deal, np.int64(game.bucket_stride), np.int64(game.num_streets - 1), read,
-        write, params, workspace, state, np.int64(t0), np.int64(n), rows, entries, utility_out))
+        kernel_game(game), game.deal, read, write, params, workspace, state, np.int64(t0),
+        np.int64(n), np.int64(game.max_new_rows), np.int64(game.max_new_entries), utility_out))
 
 
 class Solver:
