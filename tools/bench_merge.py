@@ -27,7 +27,7 @@ line is ``merge capacity: N iterations/s (T threads)``.
 
     python tools/bench_merge.py --game leduc --warm-seconds 5        # about 15 s
     python tools/bench_merge.py --config configs/hunl_default.yaml
-    python tools/bench_merge.py --config configs/hunl_blueprint.yaml --threads 4
+    python tools/bench_merge.py --config configs/hunl_blueprint.yaml --threads 1,2,4
 """
 
 import statistics
@@ -187,11 +187,19 @@ def replay(game, config, store, iterations, payloads, threads):
 
 
 # -- the command ------------------------------------------------------------------------------
+def _thread_counts(text):
+    counts = [iteration_count(t) for t in text.split(",") if t.strip()]
+    if not counts or min(counts) < 1:
+        raise ValueError(f"expected thread counts such as 1 or 1,2,4, got {text!r}")
+    return counts
+
+
 def build_parser():
     p = benchlib.parser(__doc__, "small game with the defaults of configs/GAME.yaml "
                                  "(default leduc)")
-    p.add_argument("--threads", type=iteration_count, default=1,
-                   help="threads the merge uses (default 1)")
+    p.add_argument("--threads", type=_thread_counts, default=[1], metavar="T[,T...]",
+                   help="merge threads; a list replays the same deltas with each, and the last "
+                        "line gives the last (default 1)")
     p.add_argument("--warm-seconds", type=positive_float, default=150.0, metavar="S",
                    help="at most this many CPU seconds of in-process training before recording; "
                         "less when the store stops growing (default 150: hunl_blueprint then "
@@ -212,7 +220,7 @@ def main(argv=None):
         config = config_mod.load(args.config)
     else:
         config = config_mod.default_for_game(args.game)
-    threads = args.threads
+    thread_counts = args.threads
     game = make_game(config)
     solver = Solver(game, config)
     warm(solver, args.warm_seconds)
@@ -220,14 +228,6 @@ def main(argv=None):
     payloads, batch_size, worker_rate = record(game, config, store, solver.iterations,
                                                args.batches, args.batch_size)
     iterations = len(payloads) * batch_size
-    # Compile or load the merge kernels (deltas name rows by offset: only a copy of the store
-    # they were recorded against takes them).
-    replay(game, config, store, solver.iterations, payloads[:1], threads)
-    rounds = [replay(game, config, store, solver.iterations, payloads, threads)
-              for _ in range(args.rounds)]
-    capacity = statistics.median(iterations / sum(r.values()) for r in rounds)
-    stage_ms = {k: 1e3 * statistics.median(r[k] for r in rounds) / len(payloads)
-                for k in rounds[0]}
 
     print(f"config: {args.config or args.game}")
     print(f"infosets in the store: {store.num_infosets:,}")
@@ -235,10 +235,21 @@ def main(argv=None):
     print(f"batches: {len(payloads)}")
     print(f"iterations per batch: {batch_size:,}")
     print(f"delta bytes per iteration: {sum(map(len, payloads)) / iterations:,.1f}")
-    for stage, ms in stage_ms.items():
-        print(f"{stage} ms/batch: {ms:.3f}")
     print(f"per-worker rate (it/s): {worker_rate:,.0f}")
-    print(f"workers served: {capacity / worker_rate:.1f}")
+    for threads in thread_counts:
+        # Compile or load the merge kernels (deltas name rows by offset: only a copy of the
+        # store they were recorded against takes them).
+        replay(game, config, store, solver.iterations, payloads[:1], threads)
+        rounds = [replay(game, config, store, solver.iterations, payloads, threads)
+                  for _ in range(args.rounds)]
+        capacity = statistics.median(iterations / sum(r.values()) for r in rounds)
+        stage_ms = {k: 1e3 * statistics.median(r[k] for r in rounds) / len(payloads)
+                    for k in rounds[0]}
+        prefix = f"{threads} threads: " if len(thread_counts) > 1 else ""
+        for stage, ms in stage_ms.items():
+            print(f"{prefix}{stage} ms/batch: {ms:.3f}")
+        print(f"{prefix}workers served: {capacity / worker_rate:.1f}")
+        print(f"{prefix}capacity (it/s): {capacity:,.0f}")
     print(f"merge capacity: {capacity:.0f} iterations/s ({threads} threads)")
     return 0
 
