@@ -140,8 +140,8 @@ def test_each_part_merges_only_its_blocks_rows():
     starts = np.concatenate(([0], np.cumsum(na)))[:-1]
     pick = np.concatenate([np.arange(s, s + n) for s, n in zip(starts[mine], na[mine])])
     expected = _reference_add(store, offsets[mine], na[mine], regrets[pick], strategy[pick])
-    dk.add_regrets(store.arrays, offsets, num_actions, 1, parts, regrets, -np.inf)
-    dk.add_strategy(store.arrays, offsets, num_actions, 1, parts, strategy)
+    dk.add_group(store.arrays.regrets, offsets, num_actions, 1, parts, regrets, -np.inf)
+    dk.add_group(store.arrays.strategy_sum, offsets, num_actions, 1, parts, strategy, -np.inf)
     np.testing.assert_array_equal(store.arrays.regrets, expected[0])
     np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
 

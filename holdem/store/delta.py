@@ -84,13 +84,11 @@ class RowMerger:
         regrets = self._checked(arrays, regret_offsets, regret_delta, np.float32, "regret")
         strategy = self._checked(arrays, strategy_offsets, strategy_delta, None, "strategy")
         floor = -np.inf if regret_floor is None else float(regret_floor)
-        parts = [(k,) for k in range(self.threads)]
-        offsets, values, num_actions = regrets
-        self._map(lambda k: dk.add_regrets(arrays, offsets, num_actions, k, self.threads,
-                                           values, floor), parts)
-        offsets, values, num_actions = strategy
-        self._map(lambda k: dk.add_strategy(arrays, offsets, num_actions, k, self.threads,
-                                            values), parts)
+        for (offsets, values, num_actions), target, clamp in (
+                (regrets, arrays.regrets, floor), (strategy, arrays.strategy_sum, -np.inf)):
+            self._map(lambda k: dk.add_group(target, offsets, num_actions, k, self.threads,
+                                             values, clamp),
+                      [(k,) for k in range(self.threads)])
 
     def _checked(self, arrays, offsets, values, dtype, what):
         """Check one group in full (on the threads, by index range); returns (offsets, values,

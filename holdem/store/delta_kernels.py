@@ -10,8 +10,7 @@ by :func:`split_delta` into
 - rows new to the shared store, with their keys and num_actions.
 
 The main process checks each group with :func:`check_rows` (every offset is a row start of its
-store, which gives the row's num_actions) and adds it with :func:`add_regrets` or
-:func:`add_strategy`, split over threads by *block* (``offset >> BLOCK_SHIFT``): part k of P adds
+store, which gives the row's num_actions) and adds it with :func:`add_group`, split over threads by *block* (``offset >> BLOCK_SHIFT``): part k of P adds
 the rows whose block is k modulo P. Every row is in exactly one part whatever order the rows
 come in, so P threads add one group at once with one writer per row.
 """
@@ -111,42 +110,23 @@ def check_rows(store, offsets, lo, hi, num_actions):
 
 
 @njit
-def add_regrets(store, offsets, num_actions, part, parts, delta, regret_floor):
-    """Add the regret increments of the rows of part ``part`` of ``parts`` (see the module
-    docstring; offsets checked by :func:`check_rows`); regrets are clamped at
-    ``regret_floor``. Calls for different parts write disjoint rows, so they may run at once on
-    several threads."""
-    regrets = store.regrets
+def add_group(target, offsets, num_actions, part, parts, delta, floor):
+    """Add the increments of the rows of part ``part`` of ``parts`` (see the module docstring;
+    offsets checked by :func:`check_rows`) into ``target`` (the store's ``regrets`` or
+    ``strategy_sum``), clamping the sums at ``floor`` (the regret floor, or -inf). Calls for
+    different parts write disjoint rows, so they may run at once on several threads."""
     n = offsets.shape[0]
     pos = 0
     for i in range(n):
         j = i + ADD_AHEAD
         if j < n and (offsets[j] >> BLOCK_SHIFT) % parts == part:
-            prefetch_line(regrets, offsets[j])
+            prefetch_line(target, offsets[j])
         na = np.int64(num_actions[i])
         off = offsets[i]
         if (off >> BLOCK_SHIFT) % parts == part:
             for a in range(na):
-                r = regrets[off + a] + delta[pos + a]
-                if r < regret_floor:
-                    r = regret_floor
-                regrets[off + a] = r
-        pos += na
-
-
-@njit
-def add_strategy(store, offsets, num_actions, part, parts, delta):
-    """:func:`add_regrets` for strategy-sum increments (no floor)."""
-    strategy_sum = store.strategy_sum
-    n = offsets.shape[0]
-    pos = 0
-    for i in range(n):
-        j = i + ADD_AHEAD
-        if j < n and (offsets[j] >> BLOCK_SHIFT) % parts == part:
-            prefetch_line(strategy_sum, offsets[j])
-        na = np.int64(num_actions[i])
-        off = offsets[i]
-        if (off >> BLOCK_SHIFT) % parts == part:
-            for a in range(na):
-                strategy_sum[off + a] += delta[pos + a]
+                v = target[off + a] + delta[pos + a]
+                if v < floor:
+                    v = floor
+                target[off + a] = v
         pos += na
