@@ -1,9 +1,10 @@
-"""Worker pools: the seam between the parallel trainer and where workers run.
+"""Worker pools: the seam between the process executor and where workers run.
 
-The trainer only uses :class:`WorkerPool`'s methods (``start``, ``submit``, ``wait``,
-``restart``, ``close``) and raw ``bytes`` payloads (see :mod:`holdem.runtime.protocol`), so a
-backend on a distributed engine (e.g. Ray actors whose ``run_batch`` returns the same bytes) can
-replace :class:`ProcessPool` without touching the trainer. A Ray backend would also need the
+:class:`holdem.runtime.process.ProcessExecutor` only uses a pool's methods (``start``,
+``submit``, ``wait``, ``restart``, ``close``) and raw ``bytes`` payloads (see
+:mod:`holdem.runtime.protocol`), so a backend on a distributed engine (e.g. Ray actors whose
+``run_batch`` returns the same bytes) can replace :class:`ProcessPool` without touching the
+executor or the run loop. A Ray backend would also need the
 store shared across machines; on one machine the shared-memory file works for both.
 
 :class:`ProcessPool` runs persistent local processes (``fork`` or ``spawn``), one duplex pipe each.

@@ -88,7 +88,7 @@ def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0, own_weight
 
 class DcfrSchedule:
     """DCFR discount sweeps applied from Python: for wall-clock schedules, and by the parallel
-    trainer's main process (workers never discount). With the iteration clock an in-process
+    process executor's run loop (workers never discount). With the iteration clock an in-process
     solver leaves them to the kernel (:func:`holdem.solver.kernels.run_iterations`), which
     sweeps before iteration k * dcfr_interval; this class follows the same rule."""
 
