@@ -173,9 +173,9 @@ class Run:
         self.game = make_game(config)
         if checkpoint is not None:
             ckpt.check_resume_config(checkpoint, config, self.game)
-        self.executor = executor if executor is not None else make_executor(self.game, config)
         self.directory = ckpt.checkpoint_dir(logdir)
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.executor = executor if executor is not None else make_executor(self.game, config)
         self.dcfr = DcfrSchedule(config.solver,
                                  kernel_handles_iterations=self.executor.discounts_in_kernel)
         self.iterations, self.elapsed, self.next_batch_id, self.rng_state = 0, 0.0, 0, None
