@@ -29,8 +29,9 @@ def own_delta_weight(config, num_workers):
     the updates it cannot see yet -- the other workers' unfinished batches -- are in expectation
     W - 1 times its own, so it counts its own W times (``train.own_delta_weight`` 0), an
     estimate of the regrets a serial run would have now. Measured with the lagged executor on
-    Leduc at 3 M iterations: 15 workers 6.7x -> 1.7x the in-process exploitability, 4 workers
-    1.8x -> 1.1x, 2 workers 1.17x -> 1.04x (see the README's Performance section)."""
+    Leduc at 3 M iterations: 15 workers 6.35x -> 1.53x the in-process exploitability, 8 workers
+    3.95x -> 1.42x, 2 workers 1.28x -> 1.09x (``tools/bench_convergence.py``; README,
+    Performance)."""
     weight = config.train.own_delta_weight
     return float(num_workers) if weight == 0 else float(weight)
 
