@@ -30,10 +30,6 @@ BAD_RANGE = -1                   # check_rows: an offset outside [0, num_entries
 BAD_ROW = -2                     # an offset that is not the start of a row
 
 
-def num_blocks(entry_capacity):
-    return (int(entry_capacity) >> BLOCK_SHIFT) + 1
-
-
 @njit_inline
 def _has_nonzero(values, start, count):
     for a in range(count):
