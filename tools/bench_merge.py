@@ -42,7 +42,7 @@ from holdem.cli.common import iteration_count, positive_float
 from holdem.games import make_game
 from holdem.metrics import format_bytes
 from holdem.runtime import protocol
-from holdem.runtime.process import MAX_ITERS_PER_INFOSET, TARGET_BATCH_SECONDS, apply_delta
+from holdem.runtime.process import TARGET_BATCH_SECONDS, apply_delta, batch_size_for
 from holdem.runtime.worker import BatchRunner
 from holdem.solver import kernels as solver_kernels
 from holdem.solver.solver import Solver, make_params
@@ -162,8 +162,7 @@ def record(game, config, store, t0, batches, batch_size):
         start = time.thread_time()
         produce(runner, read, t0, PROBE_ITERATIONS)
         rate = PROBE_ITERATIONS / max(time.thread_time() - start, 1e-9)
-        cap = max(1000, MAX_ITERS_PER_INFOSET * store.num_infosets)     # as ProcessExecutor sizes
-        batch_size = max(1, min(cap, int(rate * TARGET_BATCH_SECONDS)))
+        batch_size = batch_size_for(rate, store)                        # as the run sizes it
         t0 += PROBE_ITERATIONS
     payloads, cpu = [], 0.0
     for b in range(batches):

@@ -17,7 +17,7 @@ ones, and ``tools/bench_convergence.py``.
 import time
 
 from holdem.runtime.executor import BatchResult
-from holdem.runtime.process import MAX_ITERS_PER_INFOSET, TARGET_BATCH_SECONDS, merge_payload
+from holdem.runtime.process import batch_size_for, merge_payload
 from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.store.delta import RowMerger
 from holdem.store.store import read_only_view
@@ -72,12 +72,7 @@ class LaggedExecutor:
         return sum(w.batch is None for w in self.workers)
 
     def next_batch_size(self):
-        size = self.batch_size
-        if not size:
-            size = 256
-            if self._rate is not None:
-                cap = max(1000, MAX_ITERS_PER_INFOSET * self.run.store.num_infosets)
-                size = max(1, min(cap, int(self._rate * TARGET_BATCH_SECONDS)))
+        size = self.batch_size or batch_size_for(self._rate, self.run.store)
         if self._handed_out < self.num_workers:        # stagger the first batches
             size = max(1, size * (self._handed_out + 1) // self.num_workers)
         return size

@@ -80,6 +80,15 @@ def apply_delta(store, merger, msg, regret_floor):
                 regret_floor=regret_floor, check_existing=False)
 
 
+def batch_size_for(rate, store):
+    """Iterations for a worker that traverses ``rate`` iterations/s (None: not measured yet):
+    about TARGET_BATCH_SECONDS of work, at most MAX_ITERS_PER_INFOSET per stored infoset."""
+    if rate is None:
+        return FIRST_BATCH
+    cap = max(1000, MAX_ITERS_PER_INFOSET * store.num_infosets)
+    return max(1, min(cap, int(rate * TARGET_BATCH_SECONDS)))
+
+
 def merge_threads(config, num_workers):
     """Threads that merge deltas: ``train.merge_threads``, or with 0 one per four workers
     (at most 8)."""
@@ -173,11 +182,7 @@ class ProcessExecutor:
         if self.tc.batch_size:
             return self.tc.batch_size
         free = self._free()
-        rate = self.workers[free[0]].rate if free else None
-        if rate is None:
-            return FIRST_BATCH
-        cap = max(1000, MAX_ITERS_PER_INFOSET * self.run.store.num_infosets)
-        return max(1, min(cap, int(rate * TARGET_BATCH_SECONDS)))
+        return batch_size_for(self.workers[free[0]].rate if free else None, self.run.store)
 
     def submit(self, batch):
         self.queue.append(batch)
