@@ -1,12 +1,12 @@
-"""Offset-addressed deltas: the row-start bitmap, splitting a worker's delta, checking offsets and
-merging on threads, against plain numpy references."""
+"""Offset-addressed deltas: the row-start bitmap, splitting a worker's delta into shards, checking
+offsets and merging shards on threads, against plain numpy references."""
 
 import numpy as np
 import pytest
 
 from holdem.store import delta_kernels as dk
 from holdem.store import kernels
-from holdem.store.delta import DeltaSplitter, RowMerger
+from holdem.store.delta import DeltaSplitter, Group, RowMerger, empty_group, group_of
 from holdem.store.store import RegretStore, read_only_view
 
 
@@ -25,17 +25,24 @@ def _offsets_of(store, keys):
     return np.array([kernels.find_entry_py(store.arrays, np.int64(k)) >> 8 for k in keys])
 
 
-def _sorted_delta(store, rows, seed=1, dtype=np.float32):
-    """A delta of the store's rows ``rows`` (sorted by block, as any order is valid), with
-    random values."""
+def _random_delta(store, rows, seed=1):
+    """A delta of the store's rows ``rows`` (in that order), with random float32 values."""
     rng = np.random.default_rng(seed)
     _, num_actions, offsets, _, _ = store.used()
-    offsets, num_actions = offsets[rows], num_actions[rows]
-    order = np.argsort(offsets >> dk.BLOCK_SHIFT, kind="stable")
-    offsets, num_actions = offsets[order], num_actions[order].astype(np.int64)
+    offsets, num_actions = offsets[rows], num_actions[rows].astype(np.int64)
     m = int(num_actions.sum())
     return (offsets, num_actions, rng.normal(size=m).astype(np.float32),
-            rng.random(m).astype(dtype))
+            rng.random(m).astype(np.float32))
+
+
+def _merge(store, offsets, regrets, strategy, threads=1, floor=None):
+    """Merge the rows ``offsets`` with these values into both groups, as a worker's delta."""
+    merger = RowMerger(threads)
+    try:
+        merger.merge(store.arrays, group_of(store.arrays, offsets, regrets),
+                     group_of(store.arrays, offsets, strategy), regret_floor=floor)
+    finally:
+        merger.close()
 
 
 def _reference_add(store, offsets, num_actions, regrets, strategy, floor=-np.inf):
@@ -84,7 +91,7 @@ def test_offsets_survive_store_growth_and_merge_into_the_same_rows():
     store, keys, num_actions = _store(500, row_capacity=512)
     before = _offsets_of(store, keys)
     rows = np.arange(0, 500, 3)
-    offsets, na, regrets, strategy = _sorted_delta(store, rows)
+    offsets, na, regrets, strategy = _random_delta(store, rows)
     # The store grows (a new table, value and bitmap arrays: another generation) after the
     # worker named its rows by offset.
     generation = store.arrays.regrets
@@ -92,7 +99,7 @@ def test_offsets_survive_store_growth_and_merge_into_the_same_rows():
     assert store.arrays.regrets is not generation
     np.testing.assert_array_equal(_offsets_of(store, keys), before)
     expected = _reference_add(store, offsets, na, regrets, strategy)
-    RowMerger().merge(store.arrays, offsets, regrets, offsets, strategy)
+    _merge(store, offsets, regrets, strategy)
     np.testing.assert_array_equal(store.arrays.regrets, expected[0])
     np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
 
@@ -107,88 +114,115 @@ def test_offsets_survive_a_checkpoint_round_trip(tmp_path):
     np.testing.assert_array_equal(_offsets_of(restored, keys), _offsets_of(store, keys))
 
 
-# -- merging pieces on threads against numpy --------------------------------------------------
-@pytest.mark.parametrize("threads", [1, 2, 3, 8])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_threaded_merge_matches_numpy_reference(threads, dtype):
-    store, _, _ = _store(20_000, max_actions=5)
-    assert store.num_entries >> dk.BLOCK_SHIFT >= 8            # several blocks to split
-    rows = np.random.default_rng(2).choice(20_000, size=7000, replace=False)
-    offsets, na, regrets, strategy = _sorted_delta(store, rows, dtype=dtype)
+# -- merging shards on threads against numpy --------------------------------------------------
+@pytest.mark.parametrize("threads", [1, 2, 3, 8, dk.SHARDS])
+def test_threaded_merge_matches_numpy_reference(threads):
+    store, _, _ = _store(40_000, max_actions=5)
+    assert store.num_entries >> dk.BLOCK_SHIFT >= dk.SHARDS        # every shard has rows
+    rows = np.random.default_rng(2).permutation(40_000)[:15_000]
+    offsets, na, regrets, strategy = _random_delta(store, rows)
     expected = _reference_add(store, offsets, na, regrets, strategy, floor=-0.5)
-    merger = RowMerger(threads)
-    try:
-        merger.merge(store.arrays, offsets, regrets, offsets, strategy, regret_floor=-0.5)
-    finally:
-        merger.close()
+    _merge(store, offsets, regrets, strategy, threads=threads, floor=-0.5)
     np.testing.assert_array_equal(store.arrays.regrets, expected[0])
     np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
 
 
-def test_each_part_merges_only_its_blocks_rows():
+def test_a_group_is_partitioned_into_shards_by_block():
+    store, _, _ = _store(40_000)
+    assert store.num_entries >> dk.BLOCK_SHIFT >= dk.SHARDS        # every shard has rows
+    offsets, na, regrets, _ = _random_delta(store, np.random.default_rng(6).permutation(40_000))
+    group = group_of(store.arrays, offsets, regrets)
+    assert group.offsets.dtype == np.uint32 and group.cuts.shape == (2, dk.SHARDS + 1)
+    shards = (group.offsets.astype(np.int64) >> dk.BLOCK_SHIFT) % dk.SHARDS
+    for s in range(dk.SHARDS):
+        lo, hi = group.cuts[0, s], group.cuts[0, s + 1]
+        assert hi > lo and np.all(shards[lo:hi] == s)
+    assert group.cuts[0, -1] == offsets.size and group.cuts[1, -1] == regrets.size
+
+
+def test_a_shard_range_adds_only_its_rows():
     store, _, _ = _store(20_000)
     rows = np.random.default_rng(6).permutation(20_000)[:9000]      # any order
-    _, na, offsets, _, _ = store.used()
-    offsets, na = offsets[rows], na[rows].astype(np.int64)
-    m = int(na.sum())
-    regrets = np.random.default_rng(7).normal(size=m).astype(np.float32)
-    strategy = np.random.default_rng(8).random(m).astype(np.float32)
-    num_actions = np.zeros(offsets.size, np.int8)
-    assert dk.check_rows(store.arrays, offsets, 0, offsets.size, num_actions) == m
-    parts = 3
-    mine = (offsets >> dk.BLOCK_SHIFT) % parts == 1
+    offsets, na, regrets, strategy = _random_delta(store, rows)
+    first, last = 5, 11
+    mine = np.isin((offsets >> dk.BLOCK_SHIFT) % dk.SHARDS, np.arange(first, last))
     starts = np.concatenate(([0], np.cumsum(na)))[:-1]
     pick = np.concatenate([np.arange(s, s + n) for s, n in zip(starts[mine], na[mine])])
     expected = _reference_add(store, offsets[mine], na[mine], regrets[pick], strategy[pick])
-    dk.add_group(store.arrays.regrets, offsets, num_actions, 1, parts, regrets, -np.inf)
-    dk.add_group(store.arrays.strategy_sum, offsets, num_actions, 1, parts, strategy, -np.inf)
+    for values, target in ((regrets, store.arrays.regrets),
+                           (strategy, store.arrays.strategy_sum)):
+        group = RowMerger._normalized(group_of(store.arrays, offsets, values), "test")
+        num_actions = np.zeros(offsets.size, np.int8)
+        assert dk.check_shards(store.arrays, group.offsets, group.values.view(np.uint32),
+                               group.cuts, 0, dk.SHARDS, num_actions) == 0
+        dk.add_shards(target, group.offsets, num_actions, group.values, group.cuts, first,
+                      last, -np.inf)
     np.testing.assert_array_equal(store.arrays.regrets, expected[0])
     np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
 
 
 # -- malformed offsets are rejected before anything is written --------------------------------
 def _bad(store, kind):
-    offsets, na, regrets, strategy = _sorted_delta(store, np.arange(0, 5000, 5))
-    offsets = offsets.copy()
+    """A (regret, strategy) pair of groups of the store with one defect ``kind``."""
+    offsets, na, regrets, strategy = _random_delta(store, np.arange(0, 5000, 5))
+    regret, strat = (group_of(store.arrays, offsets, v) for v in (regrets, strategy))
+    r_off, r_val, r_cuts = (a.copy() for a in regret)
+    s_val = strat.values.copy()
+    last = int(r_cuts[0, -1]) - 1                    # the last row (of the last shard)
     if kind == "past-the-end":
-        offsets[-1] = store.num_entries
+        r_off = r_off.astype(np.int64)
+        r_off[last] = store.num_entries
     elif kind == "negative":
-        offsets[3] = -1
+        r_off = r_off.astype(np.int64)
+        r_off[3] = -1
     elif kind == "huge":
-        offsets[0] = 1 << 62
+        r_off = r_off.astype(np.int64)
+        r_off[0] = 1 << 62
     elif kind == "inside-a-row":
-        i = int(np.argmax(na > 1))
-        offsets[i] += 1
+        i = int(np.argmax(na[np.argsort((offsets >> dk.BLOCK_SHIFT) % dk.SHARDS,
+                                        kind="stable")] > 1))
+        r_off[i] += 1
+    elif kind == "wrong-shard":                      # a row moved into the next shard
+        s = int(np.argmax(np.diff(r_cuts[0]) > 0))
+        r_cuts[0, s + 1] -= 1
+        r_cuts[1, s + 1] -= int(na[(offsets >> dk.BLOCK_SHIFT) % dk.SHARDS == s][-1])
+    elif kind == "shard-count":                      # a shard claims a value of the next
+        s = int(np.argmax(np.diff(r_cuts[0]) > 0))
+        r_cuts[1, s + 1] += 1
+    elif kind == "decreasing-cuts":
+        r_cuts[0, 3], r_cuts[0, 4] = r_cuts[0, 4] + 1, r_cuts[0, 3]
     elif kind == "too-few-values":
-        regrets, strategy = regrets[:-1], strategy[:-1]
+        r_val, s_val = r_val[:-1], s_val[:-1]
     elif kind == "too-many-values":
-        regrets, strategy = np.append(regrets, 1.0), np.append(strategy, 1.0)
+        r_val, s_val = np.append(r_val, np.float32(1)), np.append(s_val, np.float32(1))
     elif kind == "nan":
-        regrets = regrets.copy()
-        regrets[7] = np.nan
+        r_val[7] = np.nan
     elif kind == "inf-strategy":
-        strategy = strategy.copy()
-        strategy[0] = np.inf
-    elif kind == "lengths":
-        strategy = strategy[:-1]
-    return offsets, regrets, strategy
+        s_val[0] = np.inf
+    elif kind == "float64-values":
+        r_val = r_val.astype(np.float64)
+    return Group(r_off, r_val, r_cuts), Group(strat.offsets, s_val, strat.cuts)
 
 
 @pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("kind", ["past-the-end", "negative", "huge", "inside-a-row",
+                                  "wrong-shard", "shard-count", "decreasing-cuts",
                                   "too-few-values", "too-many-values", "nan", "inf-strategy",
-                                  "lengths"])
+                                  "float64-values"])
 def test_malformed_offsets_are_rejected_and_never_merged(kind, threads):
     store, _, _ = _store(5000)
-    offsets, regrets, strategy = _bad(store, kind)
+    regret, strategy = _bad(store, kind)
+    good_regret = group_of(store.arrays, *_random_delta(store, np.arange(1, 5000, 5))[::2])
     before = _snapshot(store)
     merger = RowMerger(threads)
     try:
         with pytest.raises(ValueError, match="malformed delta"):
-            merger.merge(store.arrays, offsets, regrets, offsets, strategy)
-        with pytest.raises(ValueError, match="malformed delta"):       # as either group
-            merger.merge(store.arrays, np.zeros(0, np.int64), np.zeros(0, np.float32),
-                         offsets, regrets if kind == "nan" else strategy)
+            merger.merge(store.arrays, regret, strategy)
+        bad = strategy if kind == "inf-strategy" else regret
+        with pytest.raises(ValueError, match="malformed delta"):   # as either group, and
+            merger.merge(store.arrays, good_regret, bad)            # after a good one
+        with pytest.raises(ValueError, match="malformed delta"):
+            merger.merge(store.arrays, bad, empty_group())
     finally:
         merger.close()
     _assert_unchanged(store, before)
@@ -211,12 +245,16 @@ def test_split_delta_names_stored_rows_by_offset_and_new_rows_by_key():
     split = DeltaSplitter().split(read_only_view(shared.arrays), delta.arrays)
 
     stored = sorted(_offsets_of(shared, keys[old]).tolist())
-    for offsets in (split.regret_offsets, split.strategy_offsets):   # values all non-zero here
-        assert sorted(offsets.tolist()) == stored
+    for group in (split.regret, split.strategy):         # values all non-zero here
+        assert sorted(group.offsets.tolist()) == stored
+        assert group.offsets.dtype == np.uint32
+        shards = (group.offsets.astype(np.int64) >> dk.BLOCK_SHIFT) % dk.SHARDS
+        np.testing.assert_array_equal(np.searchsorted(group.cuts[0], np.arange(shards.size),
+                                                      side="right") - 1, shards)
     assert sorted(split.keys.tolist()) == sorted(new_keys.tolist())
     row_offsets = shared.used()[2]
-    for offsets, values, which in ((split.regret_offsets, split.regrets, 0),
-                                   (split.strategy_offsets, split.strategy, 1)):
+    for group, which in ((split.regret, 0), (split.strategy, 1)):
+        offsets, values = group.offsets, group.values
         pos = 0                                # each stored row carries the delta's values
         for off in offsets.tolist():
             key = int(shared.arrays.row_key[np.searchsorted(row_offsets, off)])
@@ -233,8 +271,7 @@ def test_split_delta_names_stored_rows_by_offset_and_new_rows_by_key():
     assert pos == split.new_regrets.size
     merger = RowMerger(2)                      # and the main side accepts it
     try:
-        merger.merge(shared.arrays, split.regret_offsets, split.regrets,
-                     split.strategy_offsets, split.strategy)
+        merger.merge(shared.arrays, split.regret, split.strategy)
     finally:
         merger.close()
 
@@ -256,7 +293,7 @@ def test_split_leaves_each_row_out_of_the_group_it_does_not_update():
     delta.merge(keys[:300], num_actions[:300], regrets, strategy)
     split = DeltaSplitter().split(read_only_view(shared.arrays), delta.arrays)
     offsets = _offsets_of(shared, keys[:300])
-    assert sorted(split.regret_offsets.tolist()) == sorted(offsets[0::3].tolist())
-    assert sorted(split.strategy_offsets.tolist()) == sorted(offsets[1::3].tolist())
-    assert np.all(split.regrets == 1.0) and np.all(split.strategy == 0.5)
+    assert sorted(split.regret.offsets.tolist()) == sorted(offsets[0::3].tolist())
+    assert sorted(split.strategy.offsets.tolist()) == sorted(offsets[1::3].tolist())
+    assert np.all(split.regret.values == 1.0) and np.all(split.strategy.values == 0.5)
     assert split.keys.size == 0

@@ -467,15 +467,19 @@ def test_batch_sent_to_a_dead_worker_is_reissued():
 # -- protocol (no processes) ------------------------------------------------------------------
 def _split(offsets=(0, 4096), regrets=None, strategy=None, keys=(5, 11, 260),
            num_actions=(2, 3, 2), new_regrets=None, new_strategy=None):
-    from holdem.store.delta import SplitDelta
+    from holdem.store.delta import Group, SplitDelta
+    from holdem.store.delta_kernels import SHARDS
 
     m = 5 if regrets is None else len(regrets)
     n = int(np.sum(num_actions)) if new_regrets is None else len(new_regrets)
+    cuts = np.zeros((2, SHARDS + 1), np.int64)
+    cuts[0, 1:], cuts[1, 1:] = len(offsets), m         # every row "in shard 0"
     return SplitDelta(
-        regret_offsets=np.asarray(offsets, np.int64),
-        regrets=np.arange(m, dtype=np.float32) if regrets is None else regrets,
-        strategy_offsets=np.asarray(offsets[:1], np.int64),
-        strategy=np.linspace(0.0, 1.0, 2, dtype=np.float32) if strategy is None else strategy,
+        regret=Group(np.asarray(offsets, np.uint32),
+                     np.arange(m, dtype=np.float32) if regrets is None else regrets, cuts),
+        strategy=Group(np.asarray(offsets[:1], np.uint32),
+                       np.linspace(0.0, 1.0, 2, dtype=np.float32) if strategy is None
+                       else strategy, cuts + 1),
         keys=np.asarray(keys, np.int64), num_actions=np.asarray(num_actions, np.int8),
         new_regrets=np.arange(n, dtype=np.float32) - 3.0 if new_regrets is None else new_regrets,
         new_strategy=np.linspace(0.0, 1.0, n, dtype=np.float32) if new_strategy is None
@@ -483,27 +487,48 @@ def _split(offsets=(0, 4096), regrets=None, strategy=None, keys=(5, 11, 260),
 
 
 def _delta(**overrides):
-    return protocol.encode_delta(7, 1, 3, 500, -1.5, 9000, 0.01, _split(**overrides))
+    return bytes(protocol.encode_delta(7, 1, 3, 500, -1.5, 9000, 0.01, _split(**overrides)))
 
 
-def _raw(**changes):
-    msg = msgpack.unpackb(_delta(), raw=False)
+def _frames(payload):
+    """(header map, data bin header and data) of an encoded delta."""
+    n = int.from_bytes(payload[1:5], "big")
+    return msgpack.unpackb(payload[5:5 + n], raw=False), payload[5 + n:]
+
+
+def _raw(data=None, **changes):
+    """The test delta with header fields changed (None: removed), or other data bytes."""
+    header, rest = _frames(_delta())
     for key, value in changes.items():
         if value is None:
-            del msg[key]
+            del header[key]
         else:
-            msg[key] = value
-    return msgpack.packb(msg, use_bin_type=True)
+            header[key] = value
+    head = msgpack.packb(header, use_bin_type=True)
+    return b"\xce" + len(head).to_bytes(4, "big") + head + (rest if data is None else data)
+
+
+def _counts(**changes):
+    return {**_frames(_delta())[0]["counts"], **changes}
 
 
 def test_delta_round_trip_preserves_arrays():
     split = _split()
-    msg = protocol.decode_delta(protocol.encode_delta(7, 1, 3, 500, -1.5, 9000, 0.01, split))
-    for name, arr in split._asdict().items():
-        assert msg[name].dtype == arr.dtype.newbyteorder("<")
-        np.testing.assert_array_equal(msg[name], arr)
+    payload = protocol.encode_delta(7, 1, 3, 500, -1.5, 9000, 0.01, split)
+    msg = protocol.decode_delta(bytes(payload))
+    for prefix, group in (("regret", split.regret), ("strategy", split.strategy)):
+        np.testing.assert_array_equal(msg[f"{prefix}_offsets"], group.offsets)
+        np.testing.assert_array_equal(msg[f"{prefix}_cuts"], group.cuts)
+        assert msg[f"{prefix}_offsets"].dtype == np.dtype("<u4")
+    np.testing.assert_array_equal(msg["regrets"], split.regret.values)
+    np.testing.assert_array_equal(msg["strategy"], split.strategy.values)
+    for name in ("keys", "num_actions", "new_regrets", "new_strategy"):
+        np.testing.assert_array_equal(msg[name], getattr(split, name))
+    for name in protocol._ARRAYS:           # zero-copy: aligned read-only views of the payload
+        assert not msg[name].flags.writeable and msg[name].ctypes.data % 8 == 0
     assert (msg["id"], msg["worker"], msg["generation"], msg["iters"]) == (7, 1, 3, 500)
     assert (msg["utility_sum"], msg["visits"], msg["seconds"]) == (-1.5, 9000, 0.01)
+    assert _frames(bytes(payload))[0]["v"] == protocol.VERSION
     empty = protocol.decode_delta(_delta(offsets=(), regrets=np.zeros(0, np.float32),
                                          strategy=np.zeros(0, np.float32), keys=(),
                                          num_actions=()))
@@ -514,22 +539,28 @@ def test_delta_round_trip_preserves_arrays():
 @pytest.mark.parametrize("payload", [
     pytest.param(_delta()[:-5], id="truncated"),
     pytest.param(_delta()[:1], id="truncated-to-1-byte"),
+    pytest.param(_delta()[:20], id="truncated-header"),
     pytest.param(b"", id="empty"),
     pytest.param(b"\xc1\x00garbage", id="garbage"),
     pytest.param(bytes(range(256)) * 4, id="noise"),
     pytest.param(_delta() + b"\x00", id="trailing-bytes"),
     pytest.param(msgpack.packb([1, 2, 3]), id="not-a-map"),
+    pytest.param(b"\xce\x00\x00\x00\x03" + msgpack.packb([1, 2]) + b"\xc6\x00\x00\x00\x00",
+                 id="header-not-a-map"),
+    pytest.param(msgpack.packb({"v": 3, "iters": 5}, use_bin_type=True), id="one-map"),
     pytest.param(_raw(v=99), id="unknown-version"),
-    pytest.param(_raw(v=1), id="version-1"),
+    pytest.param(_raw(v=2), id="version-2"),
     pytest.param(_raw(v=None), id="no-version"),
-    pytest.param(_raw(keys=None), id="missing-field"),
-    pytest.param(_raw(regret_offsets=None), id="missing-offsets"),
+    pytest.param(_raw(counts=None), id="missing-counts"),
+    pytest.param(_raw(counts=_counts(keys=4)), id="counts-beyond-data"),
+    pytest.param(_raw(counts=_counts(keys=-1)), id="negative-count"),
+    pytest.param(_raw(counts=_counts(keys="3")), id="count-not-int"),
+    pytest.param(_raw(counts={**_counts(), "extra": 1}), id="unknown-array"),
+    pytest.param(_raw(counts=_counts(regret_cuts=4)), id="cuts-count"),
+    pytest.param(_raw(data=b"\xc4\x00"), id="data-not-bin32"),
     pytest.param(_raw(iters="500"), id="wrong-type"),
     pytest.param(_raw(iters=True), id="bool-as-int"),
     pytest.param(_raw(iters=-1), id="negative-iters"),
-    pytest.param(_raw(keys=b"\x00" * 12), id="partial-key"),
-    pytest.param(_raw(strategy_offsets=b"\x00" * 12), id="partial-offset"),
-    pytest.param(_raw(new_regrets=b"\x00" * 27), id="partial-regret"),
     pytest.param(_delta(num_actions=(2, 5)), id="keys-vs-num_actions"),
     pytest.param(_delta(num_actions=(2, 3, 3), new_regrets=np.zeros(7, np.float32),
                         new_strategy=np.zeros(7, np.float32)), id="sum-num_actions"),

@@ -14,6 +14,8 @@ processes on the machine do not count. The ratio bounds what N workers can reach
 import argparse
 import time
 
+import benchlib  # noqa: F401  (first: puts this checkout's holdem on sys.path)
+
 from holdem.cli.common import iteration_count
 
 
@@ -39,7 +41,6 @@ def main(argv=None):
     args = parse_args(argv)
     from holdem import config as config_mod
     from holdem.games import make_game
-    from holdem.runtime import protocol
     from holdem.runtime.worker import BatchRunner
     from holdem.solver.solver import Solver
     from holdem.store.store import read_only_view
@@ -61,11 +62,9 @@ def main(argv=None):
         payload_bytes = 0
         for b in range(batches):
             t0 = 10 ** 12 + b * args.batch_size           # fresh random streams
-            runner.run(read, t0, args.batch_size, 0.0)
-            keys, num_actions, _, regrets, strategy = runner.delta.used()
-            payload_bytes += len(protocol.encode_delta(b, 0, 0, args.batch_size, 0.0, 0, 0.0,
-                                                       keys, num_actions, regrets, strategy))
-            runner.delta.clear()
+            utility_sum, visits = runner.run(read, t0, args.batch_size, 0.0)
+            payload_bytes += len(runner.take_delta(read, b, 0, 0, args.batch_size, utility_sum,
+                                                   visits, 0.0))
         delta = n / (time.process_time() - start)
         print(f"in_process: {solo:,.0f} it/s")
         print(f"delta_mode: {delta:,.0f} it/s")

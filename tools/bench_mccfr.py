@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+import benchlib  # noqa: F401  (first: puts this checkout's holdem on sys.path)
 from holdem.cli.common import iteration_count, positive_float
 
 _STARTUP = """

@@ -5,7 +5,7 @@ Each call of :meth:`ProcessExecutor.results`:
 1. blocks (``pool.wait`` with a timeout) until a worker answers or dies;
 2. decodes each msgpack delta (:func:`merge_payload`), checks its new infosets against the game
    and every row offset against the store, adds the rows the store holds on the merge threads
-   (:class:`holdem.store.delta.RowMerger`: block ranges, one writer per row) and inserts the new
+   (:class:`holdem.store.delta.RowMerger`: shard ranges, one writer per row) and inserts the new
    ones, growing the shared store if needed (a new generation);
 3. re-issues the batches of workers that died or stayed silent for ``worker_timeout`` seconds to
    their replacements (a batch's random stream depends only on the seed and its first iteration,
@@ -29,7 +29,7 @@ from holdem.runtime.pool import ProcessPool, WorkerDied
 from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.solver import kernels
 from holdem.solver.solver import make_params
-from holdem.store.delta import RowMerger
+from holdem.store.delta import Group, RowMerger, group_of
 from holdem.store.store import RegretStore
 
 PIPELINE = 2
@@ -74,8 +74,9 @@ def apply_delta(store, merger, msg, regret_floor):
     first the rows the store holds -- every offset checked before any is added, then added on
     ``merger``'s threads -- then the new rows, which may grow the store. Raises ``ValueError``
     with nothing written when the offsets are malformed."""
-    merger.merge(store.arrays, msg["regret_offsets"], msg["regrets"], msg["strategy_offsets"],
-                 msg["strategy"], regret_floor=regret_floor)
+    merger.merge(store.arrays, Group(msg["regret_offsets"], msg["regrets"], msg["regret_cuts"]),
+                 Group(msg["strategy_offsets"], msg["strategy"], msg["strategy_cuts"]),
+                 regret_floor=regret_floor)
     store.merge(msg["keys"], msg["num_actions"], msg["new_regrets"], msg["new_strategy"],
                 regret_floor=regret_floor, check_existing=False)
 
@@ -139,13 +140,13 @@ class ProcessExecutor:
         start = time.perf_counter()
         runner = BatchRunner(self.game, self.config)      # compiles into numba's cache
         runner.warm_up()
-        # The merge kernels, compiled for what decoded deltas are: read-only float32 views.
+        # The merge kernels, compiled for what decoded deltas are: read-only views.
         keys, num_actions, values = (_read_only(np.ones(1, dt))
                                      for dt in (np.int64, np.int8, np.float32))
         store = RegretStore(16)
         store.merge(keys, num_actions, values, values, regret_floor=-1.0)
-        offsets = _read_only(store.used()[2].copy())
-        RowMerger().merge(store.arrays, offsets, values, offsets, values, regret_floor=-1.0)
+        group = group_of(store.arrays, store.used()[2], values)
+        RowMerger().merge(store.arrays, group, group, regret_floor=-1.0)
         return time.perf_counter() - start
 
     def start(self, run, stop):

@@ -1,4 +1,5 @@
-"""Kernels of the offset-addressed delta: a worker's batch delta split for a parallel merge.
+"""Kernels of the offset-addressed delta: a worker's batch delta split into shards for a
+parallel merge.
 
 A worker's delta (a :class:`holdem.store.kernels.StoreArrays` buffer keyed by infoset) is split
 by :func:`split_delta` into
@@ -9,10 +10,13 @@ by :func:`split_delta` into
   one kind, so the merge touches one value array per row); and
 - rows new to the shared store, with their keys and num_actions.
 
-The main process checks each group with :func:`check_rows` (every offset is a row start of its
-store, which gives the row's num_actions) and adds it with :func:`add_group`, split over threads by *block* (``offset >> BLOCK_SHIFT``): part k of P adds
-the rows whose block is k modulo P. Every row is in exactly one part whatever order the rows
-come in, so P threads add one group at once with one writer per row.
+Each group is partitioned into SHARDS *shards* by :func:`shard_of` (the row's 4,096-entry block,
+modulo SHARDS), shard after shard, with ``cuts`` (int64[2, SHARDS + 1]: the first row and the
+first value of each shard, then the totals). The main process gives each merge thread a range of
+shards: :func:`check_shards` checks every row of them (an offset of the right shard that starts a
+row of the store, which gives the row's num_actions; finite values, as many as the rows own), and
+once every thread's check passed, :func:`add_shards` adds them. A row is in exactly one shard, so
+threads owning disjoint shard ranges have one writer per row, and each reads only its own rows.
 """
 
 import numpy as np
@@ -22,12 +26,24 @@ from holdem._jit import njit_inline
 from holdem.store.kernels import (NOT_FOUND, entry_num_actions, entry_offset, find_entry,
                                   is_row_start, prefetch_line, prefetch_slot, row_length)
 
-BLOCK_SHIFT = 12                 # a merge block: 4,096 entries (48 kB of values)
+BLOCK_SHIFT = 12                 # a block: 4,096 entries (48 kB of values)
+SHARDS = 24                      # shards per group: splits evenly over 1, 2, 3, 4, 6, 8 threads
+MAX_OFFSET = (1 << 32) - 1       # offsets travel as uint32; rows past it travel by key
 LOOKUP_AHEAD = 16                # rows whose hash slot split_delta prefetches ahead
-ADD_AHEAD = 8                    # rows whose values the adds prefetch ahead
+CHECK_AHEAD = 32                 # rows whose row-start word check_shards prefetches ahead
+ADD_AHEAD = 16                   # rows whose values add_shards prefetches ahead
 
-BAD_RANGE = -1                   # check_rows: an offset outside [0, num_entries)
+BAD_RANGE = -1                   # check_shards: an offset outside [0, num_entries)
 BAD_ROW = -2                     # an offset that is not the start of a row
+BAD_SHARD = -3                   # a row in another shard than its offset's
+BAD_COUNT = -4                   # a shard's rows own another number of values than it carries
+BAD_VALUE = -5                   # a NaN or infinite value
+EXPONENT = np.uint32(0x7F800000)  # float32 exponent bits
+
+
+@njit_inline
+def shard_of(offset):
+    return (offset >> BLOCK_SHIFT) % SHARDS
 
 
 @njit_inline
@@ -44,85 +60,158 @@ def _copy(source, start, count, out, pos):
         out[pos + a] = source[start + a]
 
 
-@njit
-def split_delta(read, delta, out_offsets, out_regrets, out_strategy, new_keys,
-                new_num_actions, new_regrets, new_strategy):
-    """Split ``delta``'s rows against the shared store ``read`` (see the module docstring), in
-    the delta's row order. Rows with no update at all are left out.
+@njit_inline
+def _cuts_from_counts(cuts):
+    """Turn per-shard counts in ``cuts[:, 1:]`` into start positions: cuts[:, s] = the first row
+    (value) of shard s, cuts[:, SHARDS] = the totals."""
+    for k in range(2):
+        cuts[k, 0] = 0
+        for s in range(SHARDS):
+            cuts[k, s + 1] += cuts[k, s]
 
-    ``out_offsets`` is int64[2, rows] (regret group, strategy group); the value arrays hold at
-    least the delta's entries. Returns (regret rows, regret values, strategy rows, strategy
-    values, new rows, new values); the outputs' prefixes of those lengths hold the split.
+
+@njit
+def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_strategy, cuts,
+                new_keys, new_num_actions, new_regrets, new_strategy):
+    """Split ``delta``'s rows against the shared store ``read`` (see the module docstring).
+    Rows with no update at all are left out; each shard keeps the delta's row order.
+
+    Scratch: ``row_offset`` int64[rows], ``cursor`` int64[2, 2, SHARDS]. Outputs:
+    ``out_offsets`` uint32[2, rows] (regret group, strategy group); the value arrays, each of
+    at least the delta's entries; ``cuts`` int64[2, 2, SHARDS + 1] (group, rows/values, shard). Returns the number of new rows and of
+    their values; the groups' sizes are in ``cuts[g, :, SHARDS]``.
     """
     rows = delta.meta[0]
-    num_r = num_rv = num_s = num_sv = num_new = num_nv = 0
+    cuts[:] = 0
+    num_new = num_nv = 0
+    # Pass 1: find each row in the shared store (hash slots prefetched ahead); count the rows
+    # and values of each shard of each group; copy the new rows out.
     for i in range(rows):
         if i + LOOKUP_AHEAD < rows:
             prefetch_slot(read, delta.row_key[i + LOOKUP_AHEAD])
         na = np.int64(delta.row_num_actions[i])
         src = delta.row_offset[i]
         entry = find_entry(read, delta.row_key[i])
+        off = -1
         if entry != NOT_FOUND and entry_num_actions(entry) == na:
             off = entry_offset(entry)
+        if 0 <= off <= MAX_OFFSET:
+            row_offset[i] = off
+            s = shard_of(off)
             if _has_nonzero(delta.regrets, src, na):
-                out_offsets[0, num_r] = off
-                _copy(delta.regrets, src, na, out_regrets, num_rv)
-                num_r += 1
-                num_rv += na
+                cuts[0, 0, s + 1] += 1
+                cuts[0, 1, s + 1] += na
             if _has_nonzero(delta.strategy_sum, src, na):
-                out_offsets[1, num_s] = off
-                _copy(delta.strategy_sum, src, na, out_strategy, num_sv)
-                num_s += 1
-                num_sv += na
+                cuts[1, 0, s + 1] += 1
+                cuts[1, 1, s + 1] += na
         else:
-            # New to the shared store (or, never in a sound run, stored with another number
-            # of actions: then the main process's check against the game rejects it).
+            # New to the shared store (or past the offsets uint32 can name, or, never in a
+            # sound run, stored with another number of actions: then the main process's check
+            # against the game rejects it): by key.
+            row_offset[i] = -1
             new_keys[num_new] = delta.row_key[i]
             new_num_actions[num_new] = na
             _copy(delta.regrets, src, na, new_regrets, num_nv)
             _copy(delta.strategy_sum, src, na, new_strategy, num_nv)
             num_new += 1
             num_nv += na
-    return num_r, num_rv, num_s, num_sv, num_new, num_nv
+    _cuts_from_counts(cuts[0])
+    _cuts_from_counts(cuts[1])
+    # Pass 2: write each stored row into its shard (cursors start at the shards' cuts).
+    for g in range(2):
+        for k in range(2):
+            for s in range(SHARDS):
+                cursor[g, k, s] = cuts[g, k, s]
+    for i in range(rows):
+        off = row_offset[i]
+        if off < 0:
+            continue
+        na = np.int64(delta.row_num_actions[i])
+        src = delta.row_offset[i]
+        s = shard_of(off)
+        if _has_nonzero(delta.regrets, src, na):
+            out_offsets[0, cursor[0, 0, s]] = off
+            _copy(delta.regrets, src, na, out_regrets, cursor[0, 1, s])
+            cursor[0, 0, s] += 1
+            cursor[0, 1, s] += na
+        if _has_nonzero(delta.strategy_sum, src, na):
+            out_offsets[1, cursor[1, 0, s]] = off
+            _copy(delta.strategy_sum, src, na, out_strategy, cursor[1, 1, s])
+            cursor[1, 0, s] += 1
+            cursor[1, 1, s] += na
+    return num_new, num_nv
 
 
 @njit
-def check_rows(store, offsets, lo, hi, num_actions):
-    """Check ``offsets[lo:hi]`` against ``store`` and write each row's num_actions into
-    ``num_actions[lo:hi]``. Returns the number of values the rows own, or BAD_RANGE or BAD_ROW
-    for the first offset that fails. Reads the store only."""
+def check_shards(store, offsets, value_bits, cuts, first, last, num_actions):
+    """Check the rows of shards ``first`` .. ``last - 1`` of one group (``offsets``, the values
+    as their float32 bits ``value_bits`` (uint32), ``cuts``, as :func:`split_delta` writes
+    them; cuts checked to be non-decreasing and within the arrays) against ``store``, writing
+    each row's num_actions into ``num_actions``. Returns 0, or the first failure's code
+    (BAD_*). Reads the store only."""
+    bits = store.row_start
     entries = store.meta[1]
-    total = 0
-    for i in range(lo, hi):
-        off = offsets[i]
-        if off < 0 or off >= entries:
-            return BAD_RANGE
-        if not is_row_start(store.row_start, off):
-            return BAD_ROW
-        na = row_length(store.row_start, off, entries)
-        num_actions[i] = na
-        total += na
-    return total
+    for s in range(first, last):
+        lo, hi = cuts[0, s], cuts[0, s + 1]
+        total = 0
+        for i in range(lo, hi):
+            if i + CHECK_AHEAD < hi:
+                ahead = np.int64(offsets[i + CHECK_AHEAD])
+                if 0 <= ahead < entries:
+                    prefetch_line(bits, ahead >> 6)
+            off = np.int64(offsets[i])
+            if off < 0 or off >= entries:
+                return BAD_RANGE
+            if shard_of(off) != s:
+                return BAD_SHARD
+            if not is_row_start(bits, off):
+                return BAD_ROW
+            na = row_length(bits, off, entries)
+            num_actions[i] = na
+            total += na
+        if total != cuts[1, s + 1] - cuts[1, s]:
+            return BAD_COUNT
+    # NaN or infinite: all exponent bits set. An OR over the whole range vectorizes.
+    non_finite = False
+    for v in range(cuts[1, first], cuts[1, last]):
+        non_finite |= (value_bits[v] & EXPONENT) == EXPONENT
+    if non_finite:
+        return BAD_VALUE
+    return 0
 
 
 @njit
-def add_group(target, offsets, num_actions, part, parts, delta, floor):
-    """Add the increments of the rows of part ``part`` of ``parts`` (see the module docstring;
-    offsets checked by :func:`check_rows`) into ``target`` (the store's ``regrets`` or
-    ``strategy_sum``), clamping the sums at ``floor`` (the regret floor, or -inf). Calls for
-    different parts write disjoint rows, so they may run at once on several threads."""
-    n = offsets.shape[0]
-    pos = 0
-    for i in range(n):
-        j = i + ADD_AHEAD
-        if j < n and (offsets[j] >> BLOCK_SHIFT) % parts == part:
-            prefetch_line(target, offsets[j])
+def add_shards(target, offsets, num_actions, values, cuts, first, last, floor):
+    """Add the increments of shards ``first`` .. ``last - 1`` (checked by
+    :func:`check_shards`) into ``target`` (the store's ``regrets`` or ``strategy_sum``),
+    clamping the sums at ``floor`` (the regret floor, or -inf). Calls for disjoint shard ranges
+    write disjoint rows, so they may run at once on several threads."""
+    lo, hi = cuts[0, first], cuts[0, last]
+    pos = cuts[1, first]
+    for i in range(lo, hi):
+        if i + ADD_AHEAD < hi:       # both ends of the row: it may span two cache lines
+            ahead = np.int64(offsets[i + ADD_AHEAD])
+            prefetch_line(target, ahead)
+            prefetch_line(target, ahead + num_actions[i + ADD_AHEAD] - 1)
         na = np.int64(num_actions[i])
-        off = offsets[i]
-        if (off >> BLOCK_SHIFT) % parts == part:
-            for a in range(na):
-                v = target[off + a] + delta[pos + a]
-                if v < floor:
-                    v = floor
-                target[off + a] = v
+        off = np.int64(offsets[i])
+        for a in range(na):
+            v = target[off + a] + values[pos + a]
+            if v < floor:
+                v = floor
+            target[off + a] = v
         pos += na
+
+
+@njit
+def row_lengths(store, offsets, out):
+    """num_actions of the rows starting at ``offsets`` (checked: -1 for an offset that does not
+    start a row) into ``out``. For tests and tools that build groups by hand."""
+    bits = store.row_start
+    entries = store.meta[1]
+    for i in range(offsets.shape[0]):
+        off = np.int64(offsets[i])
+        if 0 <= off < entries and is_row_start(bits, off):
+            out[i] = row_length(bits, off, entries)
+        else:
+            out[i] = -1

@@ -27,6 +27,7 @@ from collections import namedtuple
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from holdem._jit import njit_exact as njit
@@ -170,11 +171,7 @@ def row_length(bits, offset, num_entries):
     while o < end:
         word = bits[o >> 6] >> np.uint64(o & 63)
         if word != 0:
-            n = 0
-            while word & np.uint64(1) == 0:
-                word >>= np.uint64(1)
-                n += 1
-            return min(o + n, end) - offset
+            return min(o + np.int64(trailing_zeros(word)), end) - offset
         o = (o | 63) + 1
     return end - offset
 
