@@ -39,6 +39,8 @@ BAD_SHARD = -3                   # a row in another shard than its offset's
 BAD_COUNT = -4                   # a shard's rows own another number of values than it carries
 BAD_VALUE = -5                   # a NaN or infinite value
 EXPONENT = np.uint32(0x7F800000)  # float32 exponent bits
+HAS_REGRET = 1                   # split_delta: a row's flags (below its offset, in row_offset)
+HAS_STRATEGY = 2
 
 
 @njit_inline
@@ -76,7 +78,7 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
     """Split ``delta``'s rows against the shared store ``read`` (see the module docstring).
     Rows with no update at all are left out; each shard keeps the delta's row order.
 
-    Scratch: ``row_offset`` int64[rows], ``cursor`` int64[2, 2, SHARDS]. Outputs:
+    Scratch: ``row_offset`` int64[rows] (each row's offset and flags), ``cursor`` int64[2, 2, SHARDS]. Outputs:
     ``out_offsets`` uint32[2, rows] (regret group, strategy group); the value arrays, each of
     at least the delta's entries; ``cuts`` int64[2, 2, SHARDS + 1] (group, rows/values, shard). Returns the number of new rows and of
     their values; the groups' sizes are in ``cuts[g, :, SHARDS]``.
@@ -96,14 +98,17 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
         if entry != NOT_FOUND and entry_num_actions(entry) == na:
             off = entry_offset(entry)
         if 0 <= off <= MAX_OFFSET:
-            row_offset[i] = off
             s = shard_of(off)
+            flags = 0
             if _has_nonzero(delta.regrets, src, na):
                 cuts[0, 0, s + 1] += 1
                 cuts[0, 1, s + 1] += na
+                flags |= HAS_REGRET
             if _has_nonzero(delta.strategy_sum, src, na):
                 cuts[1, 0, s + 1] += 1
                 cuts[1, 1, s + 1] += na
+                flags |= HAS_STRATEGY
+            row_offset[i] = off << 2 | flags
         else:
             # New to the shared store (or past the offsets uint32 can name, or, never in a
             # sound run, stored with another number of actions: then the main process's check
@@ -123,18 +128,19 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
             for s in range(SHARDS):
                 cursor[g, k, s] = cuts[g, k, s]
     for i in range(rows):
-        off = row_offset[i]
-        if off < 0:
+        flags = row_offset[i]
+        if flags < 0:
             continue
+        off = flags >> 2
         na = np.int64(delta.row_num_actions[i])
         src = delta.row_offset[i]
         s = shard_of(off)
-        if _has_nonzero(delta.regrets, src, na):
+        if flags & HAS_REGRET:
             out_offsets[0, cursor[0, 0, s]] = off
             _copy(delta.regrets, src, na, out_regrets, cursor[0, 1, s])
             cursor[0, 0, s] += 1
             cursor[0, 1, s] += na
-        if _has_nonzero(delta.strategy_sum, src, na):
+        if flags & HAS_STRATEGY:
             out_offsets[1, cursor[1, 0, s]] = off
             _copy(delta.strategy_sum, src, na, out_strategy, cursor[1, 1, s])
             cursor[1, 0, s] += 1
