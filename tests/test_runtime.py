@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from holdem import checkpoint as ckpt
-from holdem.runtime import protocol, shm
+from holdem.runtime import frames, protocol, shm
 from holdem.runtime.pool import WorkerDied
 from holdem.store.store import RegretStore
 
@@ -462,6 +462,66 @@ def test_batch_sent_to_a_dead_worker_is_reissued():
         assert executor.queue == batches and executor.capacity() == 0
     finally:
         executor.close()
+
+
+# -- frames (no processes) --------------------------------------------------------------------
+def _pipe_with(*chunks):
+    """A pipe whose read end holds ``chunks`` (written, then the write end closed)."""
+    import threading
+
+    r, w = os.pipe()
+
+    def write():
+        try:
+            for chunk in chunks:
+                os.write(w, chunk) if isinstance(chunk, bytes) else frames.send(w, chunk[0])
+        finally:
+            os.close(w)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    return r, thread
+
+
+def test_frames_round_trip_into_reused_growing_buffers():
+    big = np.arange(300_000, dtype=np.int64).tobytes()            # beyond the pipe's buffer
+    r, thread = _pipe_with((b"first",), (big,), (b"",), (b"last",))
+    receiver = frames.Receiver()
+    try:
+        assert bytes(receiver.read(r)) == b"first"
+        view = receiver.read(r, slot=1)
+        assert view.nbytes == len(big) and bytes(view) == big
+        assert bytes(receiver.read(r)) == b""
+        assert bytes(receiver.read(r, slot=1)) == b"last"           # slot 1 reused
+        with pytest.raises(EOFError):
+            receiver.read(r)
+    finally:
+        thread.join()
+        os.close(r)
+
+
+@pytest.mark.parametrize("chunks", [
+    pytest.param((b"\x05\x00\x00",), id="cut-header"),
+    pytest.param((b"\x09" + bytes(7) + b"1234",), id="cut-payload"),
+])
+def test_frames_cut_by_a_dying_worker_raise_eoferror(chunks):
+    r, thread = _pipe_with(*chunks)
+    try:
+        with pytest.raises(EOFError):
+            frames.Receiver().read(r)
+    finally:
+        thread.join()
+        os.close(r)
+
+
+def test_frames_reject_a_corrupt_length():
+    r, thread = _pipe_with(b"\xff" * 8)
+    try:
+        with pytest.raises(OSError, match="corrupt"):
+            frames.Receiver().read(r)
+    finally:
+        thread.join()
+        os.close(r)
 
 
 # -- protocol (no processes) ------------------------------------------------------------------

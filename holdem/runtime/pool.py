@@ -1,7 +1,7 @@
 """Worker pools: the seam between the process executor and where workers run.
 
 :class:`holdem.runtime.process.ProcessExecutor` only uses a pool's methods (``start``,
-``submit``, ``wait``, ``restart``, ``close``) and raw ``bytes`` payloads (see
+``submit``, ``wait``, ``restart``, ``close``) and raw bytes-like payloads (see
 :mod:`holdem.runtime.protocol`), so a backend on a distributed engine (e.g. Ray actors whose
 ``run_batch`` returns the same bytes) can replace :class:`ProcessPool` without touching the
 executor or the run loop. A Ray backend would also need the
@@ -10,6 +10,8 @@ store shared across machines; on one machine the shared-memory file works for bo
 :class:`ProcessPool` runs persistent local processes (``fork`` or ``spawn``), one duplex pipe each.
 ``wait`` blocks in ``multiprocessing.connection.wait`` on the pipes and the process sentinels
 with a timeout: no polling, and a worker that dies is reported at once (its sentinel fires).
+Workers answer in :mod:`holdem.runtime.frames`, read into reusable buffers (no copy per delta
+beyond the kernel's).
 """
 
 import multiprocessing as mp
@@ -17,7 +19,7 @@ import os
 import time
 from multiprocessing.connection import wait as mp_wait
 
-from holdem.runtime import protocol
+from holdem.runtime import frames, protocol
 from holdem.runtime.worker import worker_main
 
 
@@ -34,6 +36,7 @@ class ProcessPool:
         self.ctx = mp.get_context(start_method) if start_method else mp.get_context()
         self.procs = [None] * self.num_workers
         self.conns = [None] * self.num_workers
+        self.receiver = frames.Receiver()
 
     def _spawn(self, i):
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)
@@ -58,7 +61,8 @@ class ProcessPool:
             raise WorkerDied(f"worker {i}: cannot send ({exc})") from None
 
     def wait(self, timeout):
-        """Block up to ``timeout`` seconds; return [(worker, bytes or WorkerDied)]."""
+        """Block up to ``timeout`` seconds; return [(worker, payload or WorkerDied)]. Payloads
+        are memoryviews of reusable buffers, valid until the next call."""
         lookup = {}
         for i, (proc, conn) in enumerate(zip(self.procs, self.conns)):
             lookup[conn] = (i, "conn")
@@ -73,7 +77,7 @@ class ProcessPool:
             conn = self.conns[i]
             try:
                 if kind == "conn" or conn.poll(0):
-                    events.append((i, conn.recv_bytes()))
+                    events.append((i, self.receiver.read(conn.fileno(), slot=len(events))))
                     continue
             except (EOFError, OSError):
                 pass

@@ -15,7 +15,7 @@ import numpy as np
 
 from holdem import config as config_mod
 from holdem.games import make_game
-from holdem.runtime import protocol
+from holdem.runtime import frames, protocol
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel
 from holdem.store.delta import DeltaSplitter
@@ -102,7 +102,7 @@ def worker_main(conn, worker_index, config_dict, parent_pid):
     runner = BatchRunner(game, config, config.train.num_workers)    # resolved by the executor
     runner.warm_up()
     try:
-        conn.send_bytes(protocol.encode_ready(worker_index, os.getpid()))
+        frames.send(conn.fileno(), protocol.encode_ready(worker_index, os.getpid()))
     except (BrokenPipeError, OSError):
         return
     segment = None
@@ -131,7 +131,7 @@ def worker_main(conn, worker_index, config_dict, parent_pid):
             payload = runner.take_delta(segment.arrays, msg["id"], worker_index, generation,
                                         msg["n"], utility_sum, visits, seconds)
             try:
-                conn.send_bytes(payload)
+                frames.send(conn.fileno(), payload)
             except (BrokenPipeError, OSError):
                 return
     except KeyboardInterrupt:

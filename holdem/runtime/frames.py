@@ -1,0 +1,65 @@
+"""Length-prefixed frames from workers to the main process, read into reusable buffers.
+
+``multiprocessing.Connection.recv_bytes`` reads a message in chunks, copies them into a
+``BytesIO`` and then into a new ``bytes``: receiving a 6.6 MB delta cost the main process 8-15
+ms of CPU on the 2-core machine, more than merging it. :class:`Receiver` reads a frame straight
+into a buffer it keeps (one copy, from the kernel; about 1 ms for the same delta), and hands out
+a ``memoryview`` of it that stays valid until the buffer is used again. Workers write frames with
+:func:`send`: an 8-byte little-endian length, then the payload. Requests from the main process to
+workers are small and still use ``Connection.send_bytes``.
+"""
+
+import io
+import os
+import struct
+
+_HEADER = struct.Struct("<Q")
+MAX_FRAME = 1 << 36              # a length beyond this is a corrupt stream, not a delta
+
+
+def send(fd, payload):
+    """Write ``payload`` (bytes-like) to ``fd`` as one frame (blocking until all is written)."""
+    view = memoryview(payload).cast("B")
+    _write_all(fd, _HEADER.pack(len(view)))
+    _write_all(fd, view)
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class Receiver:
+    """Reads frames from file descriptors into a few reusable buffers."""
+
+    def __init__(self):
+        self._buffers = []
+        self._header = bytearray(_HEADER.size)
+
+    def read(self, fd, slot=0):
+        """Block until the next frame of ``fd`` is read into buffer ``slot``; return a
+        memoryview of it, valid until ``slot`` is read into again. Raises ``EOFError`` when the
+        other end closed (before or within the frame), ``OSError`` on a corrupt length."""
+        while len(self._buffers) <= slot:
+            self._buffers.append(bytearray(1 << 16))
+        stream = io.FileIO(fd, closefd=False)
+        _read_exactly(stream, memoryview(self._header))
+        (n,) = _HEADER.unpack(self._header)
+        if n > MAX_FRAME:
+            raise OSError(f"frame of {n} bytes: corrupt stream")
+        buf = self._buffers[slot]
+        if len(buf) < n:
+            buf = self._buffers[slot] = bytearray(max(n, len(buf) * 5 // 4))
+        view = memoryview(buf)[:n]
+        _read_exactly(stream, view)
+        return view
+
+
+def _read_exactly(stream, view):
+    got = 0
+    while got < len(view):
+        n = stream.readinto(view[got:])
+        if not n:
+            raise EOFError("the other end closed the stream")
+        got += n
