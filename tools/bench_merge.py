@@ -21,9 +21,12 @@ Output, one ``name: value`` per line on stdout (progress goes to stderr); ``deco
 ``game.keys_match`` of the rows new to the store, ``merge`` is
 :func:`holdem.runtime.process.apply_delta` (every offset checked against the store, then the values
 added on ``--threads`` threads; the new rows merged by key) with the regret floor; medians over the
-rounds. ``workers served`` = merge capacity / per-worker rate: the worker count at which the main
-process saturates (receiving from the pipes and the rest of the main loop not included). The last
-line is ``merge capacity: N iterations/s (T threads)``.
+rounds. ``receive`` is the CPU time of receiving the deltas from a socketpair, with the frames
+workers send (:mod:`holdem.runtime.frames`) and, for comparison, with ``multiprocessing``'s
+``recv_bytes``; it is printed apart and not part of the capacity. ``workers served`` = merge
+capacity / per-worker rate: the worker count at which the main process saturates (receiving and
+the rest of the main loop not included). The last line is ``merge capacity: N iterations/s (T
+threads)``.
 
     python tools/bench_merge.py --game leduc --warm-seconds 5        # about 15 s
     python tools/bench_merge.py --config configs/hunl_default.yaml
@@ -172,6 +175,39 @@ def record(game, config, store, t0, batches, batch_size):
     return payloads, batch_size, batches * batch_size / max(cpu, 1e-9)
 
 
+def receive(payloads):
+    """CPU seconds this thread spends receiving ``payloads`` from a worker: (with the project's
+    frames, with ``multiprocessing``'s ``recv_bytes``), the payloads sent by a thread over a
+    socketpair, as a worker sends them to the main process."""
+    import multiprocessing
+    import threading
+
+    from holdem.runtime import frames
+
+    out = []
+    for use_frames in (True, False):
+        ours, theirs = multiprocessing.Pipe(duplex=True)
+        send = ((lambda p: frames.send(theirs.fileno(), p)) if use_frames
+                else theirs.send_bytes)
+        sender = threading.Thread(target=lambda: [send(p) for p in payloads])
+        sender.start()
+        receiver = frames.Receiver()
+        seconds = 0.0
+        for _ in payloads:
+            ours.poll(None)
+            start = time.thread_time()
+            if use_frames:
+                receiver.read(ours.fileno())
+            else:
+                ours.recv_bytes()
+            seconds += time.thread_time() - start
+        sender.join()
+        ours.close()
+        theirs.close()
+        out.append(seconds)
+    return out
+
+
 def replay(game, config, store, iterations, payloads, threads):
     """One round: seconds per stage consuming ``payloads`` into a fresh copy of ``store``."""
     # Thread CPU time ignores other processes; a multi-threaded merge is judged by wall time.
@@ -235,6 +271,10 @@ def main(argv=None):
     print(f"iterations per batch: {batch_size:,}")
     print(f"delta bytes per iteration: {sum(map(len, payloads)) / iterations:,.1f}")
     print(f"per-worker rate (it/s): {worker_rate:,.0f}")
+    received = [receive(payloads) for _ in range(args.rounds)]
+    for k, how in enumerate(("frames", "recv_bytes")):
+        ms = 1e3 * statistics.median(r[k] for r in received) / len(payloads)
+        print(f"receive ms/batch ({how}): {ms:.3f}")
     for threads in thread_counts:
         # Compile or load the merge kernels (deltas name rows by offset: only a copy of the
         # store they were recorded against takes them).
