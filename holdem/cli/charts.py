@@ -14,6 +14,7 @@ from holdem.analysis.charts import (ChartError, compare, comparison_to_html, for
                                     format_terminal_comparison, pyplot, range_chart, save_png,
                                     to_html)
 from holdem.cli.common import ArgumentParser, run_main
+from holdem.fileio import atomic_open
 
 
 def build_parser():
@@ -52,7 +53,7 @@ def main(argv=None):
         raise ConfigError(str(exc)) from None
     if args.html:
         page = comparison_to_html(result) if args.compare else to_html(result)
-        with open(args.html, "w", encoding="utf-8") as f:
+        with atomic_open(args.html, "w", encoding="utf-8") as f:
             f.write(page)
         print(f"wrote {args.html}")
     if args.png:
