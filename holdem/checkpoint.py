@@ -303,7 +303,7 @@ def check_resume_config(checkpoint, config, game=None):
     """The stored config, after checking that ``config`` (and its built ``game``) trains the
     same game with the same abstraction as the checkpoint (``config`` None: no check)."""
     where = f"checkpoint {checkpoint.path}"
-    stored = config_mod.from_dict(checkpoint.header["config"], source=where)
+    stored = config_mod.from_stored(checkpoint.header["config"], source=where)
     if config is None:
         return stored
     if config.game.name != stored.game.name:

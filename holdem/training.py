@@ -161,8 +161,10 @@ class Run:
     def __init__(self, config, logdir, resume_from=None, progress=True, executor=None):
         tc = self.tc = config.train
         if tc.iters is None and tc.time_budget is None:
-            raise config_mod.ConfigError("set train.iters (--iters) or train.time_budget "
-                                         "(--time-budget): the run needs a stopping point")
+            raise config_mod.ConfigError(f"{config.source}: the run needs a stopping point: set "
+                                         "train.iters (--iters) or train.time_budget "
+                                         "(--time-budget)")
+        config_mod.check_effective(config, workers=executor is None)
         self.config = config
         self.logdir = Path(logdir)
         self.progress = progress
