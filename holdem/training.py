@@ -228,7 +228,8 @@ class Run:
         try:
             compile_seconds = executor.prepare(self)
             log(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
-            self.monitor = RunMonitor(self.config, self.logdir, self.game, self.progress)
+            self.monitor = RunMonitor(self.config, self.logdir, self.game, self.progress,
+                                      start_iterations=self.start_iterations)
             self.writer = CheckpointWriter(self.directory, tc.keep_checkpoints)
             with StopFlag() as stop:
                 executor.start(self, stop)

@@ -197,3 +197,22 @@ def test_tensorboard_keys_take_effect_with_the_flag(tmp_path):
     proc = run("train_blueprint", "--config", cfg, "--iters", 1000, "--logdir", tmp_path / "run",
                "--tensorboard", "--quiet")
     assert done_fields(proc.stdout)[0] == 1000
+
+
+def test_after_resume_the_first_progress_line_and_rate_scalar_are_true(tmp_path):
+    """They count only the iterations this invocation ran: the done line's it/s. (They used to
+    divide the run's cumulative count by this invocation's seconds: a false spike.)"""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run("train_blueprint", "--game", "leduc", "--iters", 200000, "--logdir", tmp_path,
+        "--quiet")
+    proc = run("train_blueprint", "--game", "leduc", "--iters", 220000, "--logdir", tmp_path,
+               "--resume-from", tmp_path, "--tensorboard")
+    _, _, rate, _, _ = done_fields(proc.stdout)
+    lines = re.findall(r"iterations=([\d,]+) it/s=([\d,]+)", proc.stderr)
+    assert lines[0][0] == "220,000"         # a short run: its one line is the final one
+    assert int(lines[0][1].replace(",", "")) == pytest.approx(rate, abs=1.0)
+    scalars = EventAccumulator(str(tmp_path))
+    scalars.Reload()
+    first = scalars.Scalars("train/iters_per_sec")[0]
+    assert first.step == 220000 and first.value == pytest.approx(rate, rel=1e-3)
