@@ -13,7 +13,7 @@ import sys
 from holdem.analysis.charts import (ChartError, compare, comparison_to_html, format_terminal,
                                     format_terminal_comparison, pyplot, range_chart, save_png,
                                     to_html)
-from holdem.cli.common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
 from holdem.fileio import atomic_open
 
 
@@ -27,7 +27,7 @@ def build_parser():
                    'to act (default), "r2.5b" = big blind facing the open, "r2.5b r1p" = ...')
     p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
     p.add_argument("--png", metavar="OUT.png", help="write a PNG (needs matplotlib)")
-    p.add_argument("--compare", metavar="PATH2",
+    p.add_argument("--compare", metavar="PATH2", type=checkpoint_file,
                    help="second checkpoint: chart the change from PATH to PATH2")
     p.add_argument("--current", action="store_true",
                    help="the current (regret-matching) strategy instead of the average")
