@@ -135,6 +135,16 @@ class StopFlag:
             signal.signal(sig, old)
 
 
+def _missing_dirs(directory):
+    """``directory`` and its ancestors that do not exist yet, deepest first."""
+    missing = []
+    for d in (directory, *directory.parents):
+        if d.exists():
+            break
+        missing.append(d)
+    return missing
+
+
 class LogdirLease:
     """A run's hold on its logdir, from start to end.
 
@@ -142,12 +152,16 @@ class LogdirLease:
     logdir is refused), and checks that the logdir holds no other run
     (:func:`holdem.checkpoint.claim_logdir`); with ``overwrite`` the other run's files are
     deleted by :meth:`clear_stale`, which the run calls only once it has started (a run that
-    fails to start deletes nothing).
+    fails to start deletes nothing). A run that fails before writing a checkpoint removes the
+    directories it created if they are empty, and its TensorBoard file if it ran no iteration,
+    so failed runs leave no empty logdirs behind.
     """
 
     def __init__(self, logdir, resume_path=None, overwrite=False):
         self.logdir = Path(logdir)
         self.directory = ckpt.checkpoint_dir(logdir)
+        self._made = _missing_dirs(self.directory.absolute())
+        self._events = set(self.logdir.glob(ckpt.EVENTS_GLOB))
         self._fd = None
         self.stale = []
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -155,13 +169,14 @@ class LogdirLease:
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self.release()
+            self._made = []             # the other process's directories
+            self.release(failed=True)
             raise ckpt.LogdirError(f"logdir {logdir}: another process is training into it") \
                 from None
         try:
             self.stale = ckpt.claim_logdir(logdir, resume_path, overwrite)
         except BaseException:
-            self.release()
+            self.release(failed=True)
             raise
 
     def clear_stale(self):
@@ -173,8 +188,18 @@ class LogdirLease:
                 f"{self.logdir}")
         self.stale = []
 
-    def release(self):
-        """Unlock."""
+    def release(self, failed=False, ran=False):
+        """Unlock; after a failure with no checkpoint written, remove what this run made
+        (its TensorBoard file only if it ran no iteration: ``ran``)."""
+        if failed:
+            if not ran:
+                for path in set(self.logdir.glob(ckpt.EVENTS_GLOB)) - self._events:
+                    path.unlink(missing_ok=True)
+            for directory in self._made:
+                try:
+                    directory.rmdir()
+                except OSError:         # not empty
+                    break
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -239,7 +264,7 @@ class Run:
                 if self.executor is not None:
                     self.executor.close()       # e.g. removes shared-memory files
             finally:
-                self.lease.release()
+                self.lease.release(failed=True)
             raise
         self.start_iterations = self.iterations
         self.assigned = self.iterations     # the first iteration of the next batch
@@ -280,6 +305,7 @@ class Run:
         tc, executor = self.tc, self.executor
         limit = memory_limit_bytes(self.config)
         path, reason = None, None
+        failed = True
         try:
             compile_seconds = executor.prepare(self)
             log(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
@@ -311,6 +337,7 @@ class Run:
                 train_seconds = self.train_seconds()
                 self._tick(force=True)
                 path = self._checkpoint(background=False)
+            failed = False
         finally:
             try:
                 executor.close()
@@ -321,7 +348,9 @@ class Run:
                     if self.monitor is not None:
                         self.monitor.close()
                 finally:
-                    self.lease.release()
+                    wrote = self.writer is not None and self.writer.last_path is not None
+                    self.lease.release(failed=failed and not wrote,
+                                       ran=self.iterations > self.start_iterations)
         ran = self.iterations - self.start_iterations
         if train_seconds > 0 and ran:
             log(f"decision-node visits: {self.visits / train_seconds:,.0f}/s "

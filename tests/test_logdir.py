@@ -1,6 +1,7 @@
 """One run per logdir, end to end through the real commands: training refuses a logdir that
 holds another run (unless it continues it or --overwrite replaces it), commands given a logdir
-load its newest checkpoint and say which, and files get the umask's permissions."""
+load its newest checkpoint and say which, failed runs leave nothing behind, and files get the
+umask's permissions."""
 
 import os
 import re
@@ -12,7 +13,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from holdem import checkpoint as ckpt
+from holdem import config as config_mod
+from holdem.runtime.executor import InProcessExecutor
+from holdem.training import train
 from tests.test_cli import done_fields, run
 
 
@@ -134,6 +140,74 @@ def test_two_processes_cannot_train_into_one_logdir(tmp_path):
         first.send_signal(signal.SIGINT)        # a final checkpoint, then exit
         first.wait(60)
     assert first.returncode == 0 and len(names(logdir)) == 1
+
+
+# -- failed runs leave nothing behind ---------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["--config", "/nonexistent.yaml", "--iters", 10],
+    ["--game", "kuhn", "--iters", 10, "--merge-threads", 2],         # no workers to merge for
+    ["--game", "kuhn", "--iters", 10, "--resume-from", "/nonexistent"],
+])
+def test_a_refused_run_creates_no_logdir(tmp_path, args):
+    logdir = tmp_path / "new" / "run"
+    proc = run("train_blueprint", *args, "--logdir", logdir, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert not (tmp_path / "new").exists()
+
+
+class FailingExecutor(InProcessExecutor):
+    """An in-process executor that fails at ``stage``: "prepare", "start" or once its first
+    batch was accounted ("results")."""
+
+    def __init__(self, game, config, stage):
+        super().__init__(game, config)
+        self.stage = stage
+        self.returned = 0
+
+    def prepare(self, run):
+        seconds = super().prepare(run)
+        if self.stage == "prepare":
+            raise RuntimeError("compile failed")
+        return seconds
+
+    def start(self, run, stop):
+        if self.stage == "start":
+            raise RuntimeError("workers did not start")
+        return super().start(run, stop)
+
+    def results(self, timeout):
+        if self.stage == "results" and self.returned:
+            raise RuntimeError("a worker died")
+        done = super().results(timeout)
+        self.returned += len(done)
+        return done
+
+
+@pytest.mark.parametrize("stage", ["prepare", "start", "results"])
+def test_a_run_that_fails_before_its_first_checkpoint_leaves_no_empty_logdir(tmp_path, stage,
+                                                                            kuhn):
+    config = config_mod.with_overrides(config_mod.default_for_game("kuhn"),
+                                       train={"iters": 100000, "tensorboard": True})
+    logdir = tmp_path / "new" / "run"
+    with pytest.raises(RuntimeError):
+        train(config, logdir, progress=False, executor=FailingExecutor(kuhn, config, stage))
+    if stage == "results":          # it trained: its TensorBoard curves stay, nothing else
+        assert [p.parent for p in events(logdir)] == [logdir]
+        assert sorted(logdir.iterdir()) == events(logdir)
+    else:
+        assert not (tmp_path / "new").exists()
+
+
+def test_a_failed_run_in_an_existing_logdir_keeps_what_was_there(tmp_path, kuhn):
+    config = config_mod.with_overrides(config_mod.default_for_game("kuhn"),
+                                       train={"iters": 1000})
+    train(config, tmp_path, progress=False)
+    before = contents(tmp_path)
+    more = config_mod.with_overrides(config, train={"iters": 2000})
+    with pytest.raises(RuntimeError):
+        train(more, tmp_path, resume_from=tmp_path, progress=False,
+              executor=FailingExecutor(kuhn, more, "prepare"))
+    assert contents(tmp_path) == before
 
 
 def test_exported_and_checkpoint_files_get_the_umask_permissions(tmp_path):
