@@ -135,7 +135,7 @@ _NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters")
                  ("solver", "average_max_street"), ("solver", "discount_stop")}
 _PROBABILITY = {("solver", "exploration"), ("solver", "prune_prob")}
 _RANGE = {("game", "num_players"): (2, 6)}      # the multi-way kernels' MAX_PLAYERS
-STREETS = {"kuhn": 1, "leduc": 2, "nlhe": 4}
+STREETS = {"kuhn": 1, "leduc": 2, "nlhe": 4}      # per game (a test checks both against the games)
 
 
 def _yaml(value):

@@ -284,3 +284,11 @@ def test_errors_building_the_game_name_the_file(tmp_path):
                  "actions: {preflop_open: [2.5], flop: [[1.0]], turn: [[1.0]], river: [[1.0]]}\n")
     with pytest.raises(ConfigError, match=f"^{path}: game.buckets: .*missing.buckets"):
         make_game(config.load(path))
+
+
+def test_game_facts_the_config_checks_agree_with_the_games(kuhn, leduc):
+    """config cannot import the games (it loads no numba), so it keeps two facts of its own."""
+    from holdem.games.nlhe.multiway_kernels import MAX_PLAYERS
+
+    assert config.STREETS == {"kuhn": kuhn.num_streets, "leduc": leduc.num_streets, "nlhe": 4}
+    assert config._RANGE[("game", "num_players")] == (2, MAX_PLAYERS)
