@@ -18,7 +18,9 @@ array's bounds and CRC, and reports problems as :class:`CheckpointError` naming 
 field. Writes go to a hidden temporary file in the same directory, are fsynced, then renamed over
 the final name (atomic on POSIX); loaders never pick the temporary name.
 
-Files are named ``ckpt-<iterations, 12 digits>.ckpt`` inside ``<logdir>/checkpoints/``.
+Files are named ``ckpt-<iterations, 12 digits>.ckpt`` inside ``<logdir>/checkpoints/``. A logdir
+holds one run: training refuses a logdir that holds another (:func:`claim_logdir`), and a logdir
+given where a checkpoint is wanted stands for its newest checkpoint (:func:`resolve`).
 
 The second half of this module reads and writes a *training run* in that format: the header a run
 writes (:func:`run_header`), the store's arrays (:func:`store_snapshot`), and on the way back a
@@ -54,6 +56,10 @@ _MAX_HEADER = 64 << 20
 
 class CheckpointError(ValueError):
     """A checkpoint file is missing, truncated, corrupt or of another format."""
+
+
+class LogdirError(CheckpointError):
+    """A logdir holds another run (or another process is training into it)."""
 
 
 @dataclass
@@ -221,19 +227,78 @@ def list_checkpoints(directory):
     return [p for _, p in sorted(found)]
 
 
+def _written(path):
+    """(time written, iterations) of a checkpoint file, from its header."""
+    header, _ = read_header(path)
+    created = header.get("created", 0.0)
+    return (float(created) if isinstance(created, (int, float)) else 0.0,
+            int(header["iterations"]))
+
+
+def run_checkpoints(path):
+    """The checkpoint files of the logdir ``path`` (in ``path/checkpoints/``, else in ``path``
+    itself), fewest iterations first; [] if there are none."""
+    for directory in (checkpoint_dir(path), Path(path)):
+        found = list_checkpoints(directory)
+        if found:
+            return found
+    return []
+
+
 def resolve(path):
-    """A checkpoint file from a file path or a logdir (its checkpoint with the most iterations)."""
+    """A checkpoint file from a file path or a logdir: its newest checkpoint, the one written
+    last (by the time in its header). In a logdir that training wrote, that is also the one
+    with the most iterations; in one that older versions let two runs share, it is the
+    newer run's."""
     path = Path(path)
     if path.is_file():
         return path
     if path.is_dir():
-        for directory in (checkpoint_dir(path), path):
-            found = list_checkpoints(directory)
-            if found:
-                return found[-1]
+        found = run_checkpoints(path)
+        if found:
+            return max(found, key=_written)
         raise CheckpointError(f"checkpoint {path}: no checkpoint files (ckpt-*.ckpt) in "
                               f"{path} or {checkpoint_dir(path)}")
     raise CheckpointError(f"checkpoint {path}: no such file or directory")
+
+
+EVENTS_GLOB = "events.out.tfevents.*"           # TensorBoard's event files, in the logdir
+
+
+def claim_logdir(logdir, resume_path=None, overwrite=False):
+    """Check that a run may train into ``logdir``; return the files of another run that
+    training must delete first (only with ``overwrite``).
+
+    A logdir without checkpoints is free. One with checkpoints may only be continued: resumed
+    from its newest checkpoint, which must also have the most iterations (else the newer
+    checkpoints are another history, and pruning would delete the wrong files). Otherwise
+    :class:`LogdirError`, unless ``overwrite``: then every checkpoint but ``resume_path`` goes,
+    and, unless the run resumes from one of them, the TensorBoard event files too.
+    """
+    logdir = Path(logdir)
+    found = list_checkpoints(checkpoint_dir(logdir))
+    if not found:
+        return []
+    newest = resolve(logdir)
+    resume = Path(resume_path).resolve() if resume_path is not None else None
+    continues = resume is not None and resume == newest.resolve() and newest == found[-1]
+    if continues:
+        return []
+    if not overwrite:
+        what = f"{len(found)} checkpoint{'s' if len(found) > 1 else ''}, newest {newest.name}"
+        if resume is None:
+            hint = f"continue it with --resume-from {logdir}"
+        elif resume == newest.resolve():
+            hint = f"it also holds {found[-1].name}, a later checkpoint of another run"
+        else:
+            hint = f"to continue it, resume from its newest checkpoint ({newest.name})"
+        raise LogdirError(f"logdir {logdir}: already holds a run ({what}); {hint}, start over "
+                          "with --overwrite (deletes that run's checkpoints and TensorBoard "
+                          "files), or choose another --logdir")
+    stale = [p for p in found if resume is None or p.resolve() != resume]
+    if resume is None or resume.parent != checkpoint_dir(logdir).resolve():
+        stale += sorted(logdir.glob(EVENTS_GLOB))
+    return stale
 
 
 def prune(directory, keep):
@@ -303,7 +368,7 @@ def check_resume_config(checkpoint, config, game=None):
     """The stored config, after checking that ``config`` (and its built ``game``) trains the
     same game with the same abstraction as the checkpoint (``config`` None: no check)."""
     where = f"checkpoint {checkpoint.path}"
-    stored = config_mod.from_dict(checkpoint.header["config"], source=where)
+    stored = config_mod.from_stored(checkpoint.header["config"], source=where)
     if config is None:
         return stored
     if config.game.name != stored.game.name:

@@ -1,12 +1,21 @@
 """Run configuration: YAML files load into frozen dataclasses, one per section.
 
-Unknown sections and keys are rejected with the file and the key's name; values are type-checked.
-Command-line flags override the file through :func:`with_overrides`. The resolved config is stored
-in every checkpoint header (:func:`to_dict`).
+A config names its game (``game.name``). Unknown sections and keys are rejected with the file and
+the key's name; values are type-checked; and a key that cannot take effect -- a No-Limit key in a
+Leduc config, ``dcfr_alpha`` without ``weighting: dcfr`` -- is rejected too (:data:`_APPLIES`), so
+nothing a user writes is silently ignored. Command-line flags override the file through
+:func:`with_overrides`; keys that only work with TensorBoard or worker processes, which flags
+switch on, are checked on the final config by :func:`check_effective`. Every :class:`Config`
+remembers where it came from (``source``) and where each key it was given came from
+(``origin``), so errors found later (building the game, starting the run) name the file too.
+
+The resolved config is stored in every checkpoint header (:func:`to_dict`: the keys that apply to
+its game and variants) and read back with :func:`from_stored`.
 """
 
 import dataclasses
 import math
+import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +35,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class GameConfig:
-    name: str = "leduc"
+    name: str                   # required: a config must say which game it is
     num_players: int = 2
     stack: float = 100.0
     small_blind: float = 0.5
@@ -94,10 +103,15 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class Config:
-    game: GameConfig = field(default_factory=GameConfig)
+    game: GameConfig
     actions: ActionsConfig = field(default_factory=ActionsConfig)
     solver: SolverConfig = field(default_factory=SolverConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    # Where the config came from (a file, "--game leduc", "checkpoint PATH"), and where each key
+    # given explicitly came from ("section.key" -> source): for error messages only.
+    source: str = field(default="<config>", compare=False)
+    origin: typing.Mapping = field(default_factory=lambda: types.MappingProxyType({}),
+                                   compare=False, repr=False)
 
 
 _CHOICES = {
@@ -120,6 +134,74 @@ _NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters")
                  ("train", "merge_threads"), ("train", "own_delta_weight"),
                  ("solver", "average_max_street"), ("solver", "discount_stop")}
 _PROBABILITY = {("solver", "exploration"), ("solver", "prune_prob")}
+_RANGE = {("game", "num_players"): (2, 6)}      # the multi-way kernels' MAX_PLAYERS
+STREETS = {"kuhn": 1, "leduc": 2, "nlhe": 4}      # per game (a test checks both against the games)
+
+
+def _yaml(value):
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
+
+
+def _when(path, *values):
+    """The condition "``path`` (section.key) has one of ``values``" for :data:`_APPLIES`."""
+    section, name = path.split(".")
+
+    def check(config):
+        value = getattr(getattr(config, section), name)
+        if value in values:
+            return None
+        wanted = " or ".join(_yaml(v) for v in values)
+        return f"takes effect only with {path}: {wanted} (this config: {_yaml(value)})"
+    return check
+
+
+def _schedule_used(config):
+    s = config.solver
+    if s.weighting in ("linear", "dcfr") or s.prune:
+        return None
+    return ("takes effect only with solver.weighting: linear or dcfr, or solver.prune: true "
+            f"(this config: weighting {s.weighting}, prune false)")
+
+
+def _baseline_set(config):
+    if config.train.eval_baseline is not None:
+        return None
+    return "takes effect only with train.eval_baseline set (this config: null)"
+
+
+_NLHE = _when("game.name", "nlhe")
+# When a key takes effect, decided by the config itself. A key given explicitly outside its
+# condition is rejected; one that only comes along from defaults or a stored config is left out
+# of to_dict. (The actions section as a whole is No-Limit only.)
+_APPLIES = {
+    **{("game", name): _NLHE for name in ("num_players", "stack", "small_blind", "big_blind",
+                                           "ante", "buckets")},
+    ("solver", "exploration"): _when("solver.sampling", "outcome"),
+    ("solver", "discount_interval"): _when("solver.weighting", "linear"),
+    ("solver", "discount_stop"): _when("solver.weighting", "linear", "dcfr"),
+    **{("solver", name): _when("solver.weighting", "dcfr")
+       for name in ("dcfr_interval", "dcfr_alpha", "dcfr_beta", "dcfr_gamma")},
+    ("solver", "schedule_clock"): _schedule_used,
+    **{("solver", name): _when("solver.prune", True)
+       for name in ("prune_after", "prune_prob", "prune_threshold")},
+    ("train", "eval_interval"): _when("game.name", "kuhn", "leduc"),
+    ("train", "eval_baseline"): _NLHE,
+    ("train", "eval_baseline_interval"): _baseline_set,
+    ("train", "eval_hands"): _baseline_set,
+}
+# Keys that take effect only with TensorBoard or worker processes, which command-line flags
+# switch on: checked on the final config (check_effective).
+_TENSORBOARD_KEYS = ("log_interval", "eval_interval", "eval_baseline", "eval_baseline_interval",
+                     "eval_hands", "utility_window")
+_WORKER_KEYS = ("batch_size", "merge_threads", "own_delta_weight", "start_method",
+                "worker_timeout")
+
+
+def _reason_unused(config, section, name):
+    if section == "actions":
+        return _NLHE(config)
+    check = _APPLIES.get((section, name))
+    return None if check is None else check(config)
 
 
 def _number_list(where, value, positive=True, integer=False):
@@ -183,10 +265,14 @@ def _check_value(source, section, name, tp, value):
         raise ConfigError(f"{where}: must not be negative, got {value!r}")
     if key in _PROBABILITY and not 0 <= value <= 1:
         raise ConfigError(f"{where}: must lie in [0, 1], got {value!r}")
+    if key in _RANGE and not _RANGE[key][0] <= value <= _RANGE[key][1]:
+        raise ConfigError(f"{where}: must lie in {_RANGE[key][0]}..{_RANGE[key][1]}, "
+                          f"got {value!r}")
     return value
 
 
-def _build_section(source, section, cls, values):
+def _section_values(origin, source, section, cls, values):
+    """The checked values of one section (a mapping of the keys given)."""
     if values is None:
         values = {}
     if not isinstance(values, dict):
@@ -195,19 +281,27 @@ def _build_section(source, section, cls, values):
     hints = typing.get_type_hints(cls)
     for name in values:
         if name not in fields:
-            raise ConfigError(f"{source}: unknown key {section}.{name} "
-                              f"(known: {', '.join(sorted(fields))})")
-    kwargs = {name: _check_value(source, section, name, hints[name], v)
-              for name, v in values.items()}
-    return cls(**kwargs)
+            raise ConfigError(f"{origin.get(f'{section}.{name}', source)}: unknown key "
+                              f"{section}.{name} (known: {', '.join(sorted(fields))})")
+    return {name: _check_value(origin.get(f"{section}.{name}", source), section, name,
+                               hints[name], v)
+            for name, v in values.items()}
 
 
 _SECTIONS = {"game": GameConfig, "actions": ActionsConfig, "solver": SolverConfig,
              "train": TrainConfig}
 
 
-def from_dict(data, source="<config>"):
-    """A validated :class:`Config` from a nested mapping; missing keys take their defaults."""
+def _defaults(section):
+    return {f.name: f.default for f in dataclasses.fields(_SECTIONS[section])
+            if f.default is not dataclasses.MISSING}
+
+
+def _build(data, source, origin, drop=()):
+    """A validated :class:`Config` from a nested mapping. ``origin`` maps the keys given
+    explicitly ("section.key") to where they came from; such a key that cannot take effect is
+    rejected, unless it is in ``drop`` (it falls away). Every key that cannot take effect gets
+    its default, so equal configs compare equal however they were written."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -216,8 +310,81 @@ def from_dict(data, source="<config>"):
         if section not in _SECTIONS:
             raise ConfigError(f"{source}: unknown section {section!r} "
                               f"(known: {', '.join(_SECTIONS)})")
-    return Config(**{name: _build_section(source, name, cls, data.get(name))
-                     for name, cls in _SECTIONS.items()})
+    values = {name: _section_values(origin, source, name, cls, data.get(name))
+              for name, cls in _SECTIONS.items()}
+    if "name" not in values["game"]:
+        raise ConfigError(f"{source}: game.name is required ({', '.join(GAME_NAMES)}): a config "
+                          "must say which game it is")
+    sections = {name: cls(**values[name]) for name, cls in _SECTIONS.items()}
+    config = Config(**sections, source=source)
+    origin = dict(origin)
+    unused = {}
+    for section in _SECTIONS:
+        for name in dataclasses.asdict(sections[section]):
+            reason = _reason_unused(config, section, name)
+            if reason is None:
+                continue
+            key = f"{section}.{name}"
+            if key in origin and key not in drop:
+                raise ConfigError(f"{origin[key]}: {key}: {reason}")
+            origin.pop(key, None)
+            unused.setdefault(section, {})[name] = _defaults(section)[name]
+    _check_combinations(config, origin)
+    return dataclasses.replace(config, origin=types.MappingProxyType(origin), **{
+        section: dataclasses.replace(sections[section], **values)
+        for section, values in unused.items()})
+
+
+def _check_combinations(config, origin):
+    """Values that are valid alone but not together."""
+    street = config.solver.average_max_street
+    streets = STREETS[config.game.name]
+    if street is not None and street >= streets:
+        where = origin.get("solver.average_max_street", config.source)
+        raise ConfigError(f"{where}: solver.average_max_street: {config.game.name} has "
+                          f"{streets} street{'s' if streets > 1 else ''} (0..{streets - 1}), "
+                          f"got {street}")
+    if (config.game.name == "nlhe" and config.game.num_players > 2
+            and config.solver.sampling != "external"):
+        where = origin.get("solver.sampling", config.source)
+        raise ConfigError(f"{where}: solver.sampling: {config.solver.sampling} is not available "
+                          f"with game.num_players {config.game.num_players} (external only)")
+
+
+def _keys(data):
+    return [f"{section}.{name}" for section, values in data.items() if isinstance(values, dict)
+            for name in values]
+
+
+def from_dict(data, source="<config>"):
+    """A validated :class:`Config` from a nested mapping (every key in it counts as given by
+    ``source``); missing keys take their defaults, ``game.name`` is required."""
+    origin = {key: source for key in _keys(data)} if isinstance(data, dict) else {}
+    return _build(data, source, origin)
+
+
+def from_stored(data, source):
+    """The config a checkpoint stored (:func:`to_dict`). Keys that do not apply to its game
+    (older versions stored them all) are left at their defaults instead of rejected."""
+    return _build(data, source, {})
+
+
+def check_effective(config, workers=True):
+    """Reject keys given explicitly that this run would ignore: TensorBoard keys without
+    ``train.tensorboard``, and (with ``workers``: the run picks its executor from
+    ``num_workers``) worker keys in-process. Called on the final config, after flags."""
+    tc = config.train
+    for name in _TENSORBOARD_KEYS + (_WORKER_KEYS if workers else ()):
+        key = f"train.{name}"
+        if key not in config.origin:
+            continue
+        if name in _TENSORBOARD_KEYS and not tc.tensorboard:
+            raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with TensorBoard "
+                              "(train.tensorboard: true or --tensorboard)")
+        if name in _WORKER_KEYS and tc.num_workers == 1:
+            raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with worker "
+                              "processes (train.num_workers other than 1, or --num-workers); "
+                              "this run trains in-process")
 
 
 def load(path):
@@ -239,7 +406,7 @@ def default_for_game(name):
     if name not in GAME_DEFAULTS:
         raise ConfigError(f"--game: {name!r} is not one of {', '.join(GAME_DEFAULTS)} "
                           "(No-Limit Hold'em needs a config file, e.g. configs/hunl_default.yaml)")
-    return from_dict(GAME_DEFAULTS[name], source=f"defaults for {name}")
+    return from_dict(GAME_DEFAULTS[name], source=f"--game {name}")
 
 
 def _plain(value):
@@ -249,19 +416,31 @@ def _plain(value):
 
 
 def to_dict(config):
-    """Plain nested dicts and lists (YAML- and msgpack-friendly)."""
-    return {name: {k: _plain(v) for k, v in dataclasses.asdict(getattr(config, name)).items()}
-            for name in _SECTIONS}
+    """Plain nested dicts and lists (YAML- and msgpack-friendly) of the keys that take effect
+    for this config's game and variants (a Leduc config has no ``stack`` and no ``actions``)."""
+    out = {}
+    for section in _SECTIONS:
+        values = {k: _plain(v) for k, v in dataclasses.asdict(getattr(config, section)).items()
+                  if _reason_unused(config, section, k) is None}
+        if values:
+            out[section] = values
+    return out
 
 
 def with_overrides(config, source="command line", **sections):
-    """A copy with ``sections={'train': {'iters': 10}, ...}`` applied (None values skipped)."""
+    """A copy with ``sections={'train': {'iters': 10}, ...}`` applied (None values skipped).
+    Errors in the overrides name ``source``. Keys the config had that the overrides make
+    inapplicable (``dcfr_alpha`` after ``weighting: linear``) fall away."""
     data = to_dict(config)
+    origin = dict(config.origin)
+    given = set()
     for section, values in sections.items():
         for name, value in values.items():
             if value is not None:
                 data.setdefault(section, {})[name] = value
-    return from_dict(data, source=source)
+                origin[f"{section}.{name}"] = source
+                given.add(f"{section}.{name}")
+    return _build(data, config.source, origin, drop=set(config.origin) - given)
 
 
 def dump_yaml(config):

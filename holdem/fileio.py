@@ -1,10 +1,10 @@
 """Atomic file writes: every file holdem writes for users (checkpoints, bucket files, exports,
-manifests) goes through :func:`atomic_open`, so a crash never leaves a half-written file under
-the final name and existing data is never corrupted."""
+manifests, charts) goes through :func:`atomic_open`, so a crash never leaves a half-written file
+under the final name and existing data is never corrupted."""
 
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 
@@ -21,24 +21,36 @@ def _fsync_dir(directory):
         os.close(fd)
 
 
+def _create_temporary(directory, prefix, suffix):
+    """(fd, path) of a new, empty file in ``directory``, with the permissions of any new file:
+    0666 less the umask (the kernel applies it; mkstemp's 0600 would hide exports and
+    checkpoints from the user's group)."""
+    for _ in range(100):
+        path = directory / f"{prefix}{secrets.token_hex(6)}{suffix}"
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {directory}")
+
+
 @contextlib.contextmanager
-def atomic_open(path, mode="wb", prefix=None, suffix=".tmp", shared=False):
+def atomic_open(path, mode="wb", prefix=None, suffix=".tmp", encoding=None):
     """Write ``path`` through a temporary file in the same directory: flushed, fsynced, then
     renamed over ``path`` (atomic on POSIX); on an error the temporary file is removed.
 
-    ``prefix`` names the temporary file (default ``.<name>-``); ``shared`` gives it the usual
-    umask permissions instead of mkstemp's 0600 (for files others read, like assets).
+    ``prefix`` names the temporary file (default ``.<name>-``). A new file gets the usual
+    permissions (0666 less the umask); a file that is replaced keeps its own.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=prefix or f".{path.name}-", suffix=suffix,
-                               dir=path.parent)
+    fd, tmp = _create_temporary(path.parent, prefix or f".{path.name}-", suffix)
     try:
-        if shared:
-            mask = os.umask(0o022)
-            os.umask(mask)
-            os.fchmod(fd, 0o666 & ~mask)
-        with os.fdopen(fd, mode) as f:
+        try:
+            os.fchmod(fd, path.stat().st_mode & 0o7777)
+        except FileNotFoundError:
+            pass
+        with os.fdopen(fd, mode, encoding=encoding) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())

@@ -23,21 +23,30 @@ def format_seconds(s):
     return f"{h:d}:{m:02d}:{sec:02d}" if h else f"{m:d}:{sec:02d}"
 
 
+def first_rate(iterations, start_iterations, seconds):
+    """Iterations per second of an invocation's first report: only the iterations it ran (a
+    resumed run starts at ``start_iterations``, not 0)."""
+    return (iterations - start_iterations) / seconds if seconds > 0 else 0.0
+
+
 class Progress:
-    """Prints iterations, it/s, infosets, store size and time left every ``interval`` seconds."""
+    """Prints iterations, it/s, infosets, store size and time left every ``interval`` seconds.
+
+    ``start_iters``: the iteration count this invocation started from (a resumed run's)."""
 
     def __init__(self, interval=5.0, stream=None, total_iters=None, time_budget=None,
-                 enabled=True):
+                 enabled=True, start_iters=0):
         self.stream = stream if stream is not None else sys.stderr
         self.interval = float(interval)
         self.total_iters = total_iters
         self.time_budget = time_budget
         self.enabled = enabled
+        self.start_iters = start_iters
         self.is_tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last = time.monotonic()
         self._last_iters = None
 
-    def _line(self, iterations, elapsed, rate, infosets, store_bytes, start_iters):
+    def _line(self, iterations, elapsed, rate, infosets, store_bytes):
         left = []
         if self.time_budget is not None:
             left.append(max(0.0, self.time_budget - elapsed))
@@ -68,11 +77,11 @@ class Progress:
         if force and self._last_iters == iterations:
             return                  # this count was just reported (a second line would say 0 it/s)
         if self._last_iters is None:
-            rate = iterations / elapsed if elapsed > 0 else 0.0
+            rate = first_rate(iterations, self.start_iters, elapsed)
         else:
             rate = (iterations - self._last_iters) / max(1e-9, now - self._last)
         self._last, self._last_iters = now, iterations
-        line = self._line(iterations, elapsed, rate, infosets, store_bytes, 0)
+        line = self._line(iterations, elapsed, rate, infosets, store_bytes)
         if self.is_tty:
             self.stream.write("\r\x1b[2K" + line)
         else:

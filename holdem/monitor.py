@@ -8,18 +8,23 @@ import math
 import time
 
 from holdem import config as config_mod
-from holdem.metrics import Progress, TensorBoardWriter, WindowMean, log
+from holdem.metrics import Progress, TensorBoardWriter, WindowMean, first_rate, log
 
 
 class RunMonitor:
-    """Progress line, TensorBoard scalars and periodic exact evaluation for one run."""
+    """Progress line, TensorBoard scalars and periodic exact evaluation for one run.
 
-    def __init__(self, config, logdir, game, progress=True):
+    ``start_iterations``: where this invocation started (a resumed run's count), so the first
+    rates count only the iterations it ran."""
+
+    def __init__(self, config, logdir, game, progress=True, start_iterations=0):
         tc = config.train
         self.config = config
         self.game = game
+        self.start_iterations = start_iterations
         self.progress = Progress(tc.progress_interval, total_iters=tc.iters,
-                                 time_budget=tc.time_budget, enabled=progress)
+                                 time_budget=tc.time_budget, enabled=progress,
+                                 start_iters=start_iterations)
         self.tb = TensorBoardWriter(logdir) if tc.tensorboard else None
         self.utility = WindowMean(tc.utility_window)
         self._last_log = time.monotonic()
@@ -69,7 +74,7 @@ class RunMonitor:
             return
         now = time.monotonic()
         if self._last_iters is None:
-            rate = iterations / train_seconds if train_seconds > 0 else 0.0
+            rate = first_rate(iterations, self.start_iterations, train_seconds)
         else:
             rate = (iterations - self._last_iters[0]) / max(1e-9, now - self._last_iters[1])
         self._last_iters = (iterations, now)

@@ -10,7 +10,8 @@ resume, with an *executor* passed in that runs the iterations.
    processes) -- until ``iters`` (the run's total) or ``time_budget`` (seconds of training in this
    invocation, start-up excluded) is reached, or SIGINT/SIGTERM arrives;
 3. applies the DCFR sweeps the executor leaves to it, checkpoints every ``snapshot_interval``
-   seconds and once at the end, keeping the newest K;
+   seconds and once at the end, keeping the newest K (a logdir holds one run:
+   :class:`LogdirLease`);
 4. reports progress on stderr and, with ``tensorboard``, scalars under the logdir;
 5. returns a :class:`RunResult` (the CLI prints it as the ``done:`` line).
 
@@ -18,6 +19,7 @@ In-process with a fixed seed a run is bit-for-bit reproducible, also across a st
 provided the schedules count iterations (the default).
 """
 
+import fcntl
 import math
 import os
 import signal
@@ -133,6 +135,76 @@ class StopFlag:
             signal.signal(sig, old)
 
 
+def _missing_dirs(directory):
+    """``directory`` and its ancestors that do not exist yet, deepest first."""
+    missing = []
+    for d in (directory, *directory.parents):
+        if d.exists():
+            break
+        missing.append(d)
+    return missing
+
+
+class LogdirLease:
+    """A run's hold on its logdir, from start to end.
+
+    It creates ``logdir/checkpoints/`` and locks it (a second process training into the same
+    logdir is refused), and checks that the logdir holds no other run
+    (:func:`holdem.checkpoint.claim_logdir`); with ``overwrite`` the other run's files are
+    deleted by :meth:`clear_stale`, which the run calls only once it has started (a run that
+    fails to start deletes nothing). A run that fails before writing a checkpoint removes the
+    directories it created if they are empty, and its TensorBoard file if it ran no iteration,
+    so failed runs leave no empty logdirs behind.
+    """
+
+    def __init__(self, logdir, resume_path=None, overwrite=False):
+        self.logdir = Path(logdir)
+        self.directory = ckpt.checkpoint_dir(logdir)
+        self._made = _missing_dirs(self.directory.absolute())
+        self._events = set(self.logdir.glob(ckpt.EVENTS_GLOB))
+        self._fd = None
+        self.stale = []
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.directory, os.O_RDONLY)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._made = []             # the other process's directories
+            self.release(failed=True)
+            raise ckpt.LogdirError(f"logdir {logdir}: another process is training into it") \
+                from None
+        try:
+            self.stale = ckpt.claim_logdir(logdir, resume_path, overwrite)
+        except BaseException:
+            self.release(failed=True)
+            raise
+
+    def clear_stale(self):
+        """Delete the other run's files (``overwrite``)."""
+        for path in self.stale:
+            path.unlink(missing_ok=True)
+        if self.stale:
+            log(f"--overwrite: deleted {len(self.stale)} files of the run that was in "
+                f"{self.logdir}")
+        self.stale = []
+
+    def release(self, failed=False, ran=False):
+        """Unlock; after a failure with no checkpoint written, remove what this run made
+        (its TensorBoard file only if it ran no iteration: ``ran``)."""
+        if failed:
+            if not ran:
+                for path in set(self.logdir.glob(ckpt.EVENTS_GLOB)) - self._events:
+                    path.unlink(missing_ok=True)
+            for directory in self._made:
+                try:
+                    directory.rmdir()
+                except OSError:         # not empty
+                    break
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def memory_limit_bytes(config):
     gb = config.train.max_memory_gb
     return None if gb is None else int(gb * (1 << 30))
@@ -158,31 +230,41 @@ def make_executor(game, config):
 class Run:
     """The state of one training run, and its loop (:meth:`train`)."""
 
-    def __init__(self, config, logdir, resume_from=None, progress=True, executor=None):
+    def __init__(self, config, logdir, resume_from=None, progress=True, executor=None,
+                 overwrite=False):
         tc = self.tc = config.train
         if tc.iters is None and tc.time_budget is None:
-            raise config_mod.ConfigError("set train.iters (--iters) or train.time_budget "
-                                         "(--time-budget): the run needs a stopping point")
+            raise config_mod.ConfigError(f"{config.source}: the run needs a stopping point: set "
+                                         "train.iters (--iters) or train.time_budget "
+                                         "(--time-budget)")
+        config_mod.check_effective(config, workers=executor is None)
         self.config = config
         self.logdir = Path(logdir)
         self.progress = progress
-        checkpoint = None
+        checkpoint = resume_path = None
         if resume_from is not None:
-            checkpoint = ckpt.load(ckpt.resolve(resume_from))
+            resume_path = ckpt.resolve(resume_from)
+            checkpoint = ckpt.load(resume_path)
             ckpt.check_resume_config(checkpoint, config)        # the game, before building it
         self.game = make_game(config)
         if checkpoint is not None:
             ckpt.check_resume_config(checkpoint, config, self.game)
-        self.directory = ckpt.checkpoint_dir(logdir)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.executor = executor if executor is not None else make_executor(self.game, config)
-        self.dcfr = DcfrSchedule(config.solver,
-                                 kernel_handles_iterations=self.executor.discounts_in_kernel)
-        self.iterations, self.elapsed, self.next_batch_id, self.rng_state = 0, 0.0, 0, None
+        self.lease = LogdirLease(logdir, resume_path, overwrite)
+        self.directory = self.lease.directory
+        self.executor = None
         try:
+            self.executor = executor if executor is not None else make_executor(self.game,
+                                                                                config)
+            self.dcfr = DcfrSchedule(config.solver,
+                                     kernel_handles_iterations=self.executor.discounts_in_kernel)
+            self.iterations, self.elapsed, self.next_batch_id, self.rng_state = 0, 0.0, 0, None
             self._load_store(checkpoint)
         except BaseException:
-            self.executor.close()           # e.g. removes shared-memory files
+            try:
+                if self.executor is not None:
+                    self.executor.close()       # e.g. removes shared-memory files
+            finally:
+                self.lease.release(failed=True)
             raise
         self.start_iterations = self.iterations
         self.assigned = self.iterations     # the first iteration of the next batch
@@ -223,10 +305,13 @@ class Run:
         tc, executor = self.tc, self.executor
         limit = memory_limit_bytes(self.config)
         path, reason = None, None
+        failed = True
         try:
             compile_seconds = executor.prepare(self)
             log(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
-            self.monitor = RunMonitor(self.config, self.logdir, self.game, self.progress)
+            self.lease.clear_stale()
+            self.monitor = RunMonitor(self.config, self.logdir, self.game, self.progress,
+                                      start_iterations=self.start_iterations)
             self.writer = CheckpointWriter(self.directory, tc.keep_checkpoints)
             with StopFlag() as stop:
                 executor.start(self, stop)
@@ -252,14 +337,20 @@ class Run:
                 train_seconds = self.train_seconds()
                 self._tick(force=True)
                 path = self._checkpoint(background=False)
+            failed = False
         finally:
             try:
                 executor.close()
             finally:
-                if self.writer is not None:
-                    self.writer.wait()
-                if self.monitor is not None:
-                    self.monitor.close()
+                try:
+                    if self.writer is not None:
+                        self.writer.wait()
+                    if self.monitor is not None:
+                        self.monitor.close()
+                finally:
+                    wrote = self.writer is not None and self.writer.last_path is not None
+                    self.lease.release(failed=failed and not wrote,
+                                       ran=self.iterations > self.start_iterations)
         ran = self.iterations - self.start_iterations
         if train_seconds > 0 and ran:
             log(f"decision-node visits: {self.visits / train_seconds:,.0f}/s "
@@ -344,12 +435,15 @@ class Run:
         return path
 
 
-def train(config, logdir, resume_from=None, progress=True, executor=None):
+def train(config, logdir, resume_from=None, progress=True, executor=None, overwrite=False):
     """Train according to ``config`` (a :class:`holdem.config.Config`); return a RunResult.
 
     ``config.train.iters`` is the run's total iteration count, ``config.train.time_budget`` the
     seconds of training in this call; at least one must be set. ``num_workers`` 1 trains in this
     process, 0 starts one worker process per core, N starts N; ``executor`` overrides that
     choice (see :mod:`holdem.runtime.executor` for the interface).
+
+    ``logdir`` must hold no other run: a logdir with checkpoints is only continued
+    (``resume_from`` its newest checkpoint) or, with ``overwrite``, replaced.
     """
-    return Run(config, logdir, resume_from, progress, executor).train()
+    return Run(config, logdir, resume_from, progress, executor, overwrite).train()

@@ -184,8 +184,12 @@ def test_cli_in_process(runs, tmp_path, capsys, monkeypatch):
     assert "not a preflop decision" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert run_main(charts_cli.main, ["--checkpoint", a, "--png", str(tmp_path / "x.png")]) == 2
-    err = capsys.readouterr().err
-    assert "needs matplotlib" in err and len(err.strip().splitlines()) == 1
+    from holdem.checkpoint import resolve
+
+    *notes, error = capsys.readouterr().err.strip().splitlines()
+    assert "needs matplotlib" in error                  # one line, after the note saying
+    assert notes == [f"{a}: loading {resolve(a)} (the newest of 1 "
+                     "checkpoint)"]                     # which checkpoint the logdir gave
 
 
 def test_cli_subprocess(runs):

@@ -115,12 +115,15 @@ def test_disallowed_dtype_is_refused(tmp_path):
 
 
 def test_resolve_picks_newest_complete_checkpoint(tmp_path):
+    """The one written last, whatever its iteration count (a logdir older versions let two
+    runs share holds the newer run's checkpoints next to the older run's longer ones)."""
     solver = _trained(iters=100)
     d = ckpt.checkpoint_dir(tmp_path)
     for n in (100, 2000, 300):
         save_solver(solver, d / ckpt.checkpoint_name(n))
     (d / ".ckpt-abc.tmp").write_bytes(b"partial")       # an interrupted write
-    assert ckpt.resolve(tmp_path).name == ckpt.checkpoint_name(2000)
+    assert ckpt.resolve(tmp_path).name == ckpt.checkpoint_name(300)
+    assert ckpt.resolve(d).name == ckpt.checkpoint_name(300)
     ckpt.prune(d, keep=2)
     assert [p.name for p in ckpt.list_checkpoints(d)] == [
         ckpt.checkpoint_name(300), ckpt.checkpoint_name(2000)]

@@ -168,3 +168,51 @@ def test_progress_does_not_repeat_a_count_with_zero_rate():
     progress.update(1000, 2.0, 10, 1024, force=True)
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and "iterations=1,000" in lines[-1] and "it/s=0" not in lines[-1]
+
+
+@pytest.mark.parametrize("text, error", [
+    ("game:\n  stack: 200\n", "game.name is required"),               # used to train Leduc
+    ("game:\n  name: leduc\n  stack: 200\n", "game.stack: takes effect only with game.name: nlhe"),
+    ("game:\n  name: leduc\nsolver:\n  exploration: 0.2\n",
+     "solver.exploration: takes effect only with solver.sampling: outcome"),
+    ("game:\n  name: kuhn\ntrain:\n  log_interval: 1\n",
+     "train.log_interval: takes effect only with TensorBoard"),
+    ("game:\n  name: kuhn\n", "the run needs a stopping point"),
+])
+def test_config_errors_name_the_file_and_key(tmp_path, text, error):
+    """Every key takes effect or is rejected, and every config error names the file."""
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(text)
+    iters = [] if "stopping point" in error else ["--iters", 10]
+    proc = run("train_blueprint", "--config", cfg, *iters, "--logdir", tmp_path / "run",
+               check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"error: {cfg}: " in proc.stderr and error in proc.stderr, proc.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_tensorboard_keys_take_effect_with_the_flag(tmp_path):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("game:\n  name: kuhn\ntrain:\n  log_interval: 1\n")
+    proc = run("train_blueprint", "--config", cfg, "--iters", 1000, "--logdir", tmp_path / "run",
+               "--tensorboard", "--quiet")
+    assert done_fields(proc.stdout)[0] == 1000
+
+
+def test_after_resume_the_first_progress_line_and_rate_scalar_are_true(tmp_path):
+    """They count only the iterations this invocation ran: the done line's it/s. (They used to
+    divide the run's cumulative count by this invocation's seconds: a false spike.)"""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run("train_blueprint", "--game", "leduc", "--iters", 200000, "--logdir", tmp_path,
+        "--quiet")
+    proc = run("train_blueprint", "--game", "leduc", "--iters", 220000, "--logdir", tmp_path,
+               "--resume-from", tmp_path, "--tensorboard")
+    _, _, rate, _, _ = done_fields(proc.stdout)
+    lines = re.findall(r"iterations=([\d,]+) it/s=([\d,]+)", proc.stderr)
+    assert lines[0][0] == "220,000"         # a short run: its one line is the final one
+    assert int(lines[0][1].replace(",", "")) == pytest.approx(rate, abs=1.0)
+    scalars = EventAccumulator(str(tmp_path))
+    scalars.Reload()
+    first = scalars.Scalars("train/iters_per_sec")[0]
+    assert first.step == 220000 and first.value == pytest.approx(rate, rel=1e-3)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from holdem import config
-from holdem.config import Config, ConfigError
+from holdem.config import Config, ConfigError, GameConfig
 from holdem.games import SMALL_GAMES
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -24,7 +24,7 @@ def non_default():
     """A config with a non-default value in many fields, optional ones included."""
     return config.from_dict({
         "game": {"name": "kuhn"},
-        "solver": {"sampling": "outcome", "exploration": 0.3, "weighting": "dcfr",
+        "solver": {"sampling": "outcome", "exploration": 0.3, "weighting": "linear",
                    "discount_interval": 2.5, "discount_stop": 1000, "schedule_clock": "seconds",
                    "regret_floor": -1.5, "prune": True, "prune_after": 7,
                    "prune_threshold": -3.0, "average_max_street": 0},
@@ -33,7 +33,11 @@ def non_default():
     })
 
 
-@pytest.mark.parametrize("make", [Config, non_default] + [
+def leduc():
+    return Config(game=GameConfig(name="leduc"))
+
+
+@pytest.mark.parametrize("make", [leduc, non_default] + [
     (lambda name=name: config.default_for_game(name)) for name in SMALL_GAMES])
 def test_yaml_round_trip(tmp_path, make):
     cfg = make()
@@ -44,15 +48,15 @@ def test_yaml_round_trip(tmp_path, make):
 
 
 def test_missing_keys_take_defaults(tmp_path):
-    assert config.load(write(tmp_path, "")) == Config()
-    assert config.load(write(tmp_path, "solver:\n  sampling: outcome\n")) == \
-        dataclasses.replace(Config(), solver=dataclasses.replace(Config().solver,
-                                                                 sampling="outcome"))
+    assert config.load(write(tmp_path, "game:\n  name: leduc\n")) == leduc()
+    assert config.load(write(tmp_path, "game: {name: leduc}\nsolver:\n  sampling: outcome\n")) \
+        == dataclasses.replace(leduc(), solver=dataclasses.replace(leduc().solver,
+                                                                   sampling="outcome"))
 
 
 def test_config_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
-        Config().solver.sampling = "outcome"
+        leduc().solver.sampling = "outcome"
 
 
 @pytest.mark.parametrize("game_name", SMALL_GAMES)
@@ -101,9 +105,13 @@ def test_unknown_key_names_file_and_key(tmp_path):
     ("train", "num_workers", "two"),
     ("train", "keep_checkpoints", 0),
     ("train", "snapshot_interval", float("inf")),
+    ("game", "num_players", 7),
+    ("game", "num_players", 1),
 ])
 def test_bad_value_names_file_and_key(tmp_path, section, key, value):
-    path = write(tmp_path, yaml.safe_dump({section: {key: value}}))
+    data = {"game": {"name": "leduc"}}
+    data.setdefault(section, {})[key] = value
+    path = write(tmp_path, yaml.safe_dump(data))
     with pytest.raises(ConfigError) as info:
         config.load(path)
     message = str(info.value)
@@ -120,7 +128,7 @@ def test_bad_structure(tmp_path, text):
 
 
 def test_required_value(tmp_path):
-    path = write(tmp_path, "solver:\n  sampling: null\n")
+    path = write(tmp_path, "game: {name: kuhn}\nsolver:\n  sampling: null\n")
     with pytest.raises(ConfigError, match="solver.sampling"):
         config.load(path)
 
@@ -155,10 +163,132 @@ def test_overrides():
 
 def test_override_of_unknown_section():
     with pytest.raises(ConfigError, match="bogus"):
-        config.with_overrides(Config(), bogus={"x": 1})
+        config.with_overrides(leduc(), bogus={"x": 1})
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.name)
 def test_every_shipped_config_loads_and_round_trips(path):
     loaded = config.load(path)
     assert config.from_dict(config.to_dict(loaded)) == loaded
+
+
+# -- a config says which game it is, and every key it sets takes effect -----------------------
+def test_game_name_is_required(tmp_path):
+    """A game section with No-Limit keys but no name used to train Leduc."""
+    for text in ("", "game:\n  stack: 200\n", "train:\n  seed: 3\n"):
+        path = write(tmp_path, text)
+        with pytest.raises(ConfigError, match="game.name is required") as info:
+            config.load(path)
+        assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("game: {name: leduc, stack: 200}", "game.stack"),
+    ("game: {name: kuhn, buckets: x.buckets}", "game.buckets"),
+    ("game: {name: leduc}\nactions: {flop: [[0.5]]}", "actions.flop"),
+    ("game: {name: leduc}\ntrain: {eval_baseline: call}", "train.eval_baseline"),
+    ("game: {name: nlhe}\ntrain: {eval_interval: 5}", "train.eval_interval"),
+    ("game: {name: nlhe}\ntrain: {eval_hands: 500}", "train.eval_hands"),
+    ("game: {name: leduc}\nsolver: {exploration: 0.3}", "solver.exploration"),
+    ("game: {name: leduc}\nsolver: {weighting: none, dcfr_alpha: 2}", "solver.dcfr_alpha"),
+    ("game: {name: leduc}\nsolver: {weighting: dcfr, discount_interval: 10}",
+     "solver.discount_interval"),
+    ("game: {name: leduc}\nsolver: {discount_stop: 10}", "solver.discount_stop"),
+    ("game: {name: leduc}\nsolver: {prune_after: 10}", "solver.prune_after"),
+    ("game: {name: leduc}\nsolver: {schedule_clock: seconds}", "solver.schedule_clock"),
+    ("game: {name: kuhn}\nsolver: {average_max_street: 1}", "solver.average_max_street"),
+    ("game: {name: nlhe, num_players: 3}\nsolver: {sampling: outcome}", "solver.sampling"),
+])
+def test_key_that_cannot_take_effect_is_rejected(tmp_path, text, key):
+    path = write(tmp_path, text + "\n")
+    with pytest.raises(ConfigError) as info:
+        config.load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {key}:"), message
+
+
+@pytest.mark.parametrize("key", sorted(f"{s}.{n}" for s, n in config._APPLIES))
+def test_every_conditional_key_is_rejected_outside_its_condition(tmp_path, key):
+    """Kuhn with default solver settings meets none of the conditions but eval_interval's."""
+    section, name = key.split(".")
+    game = "nlhe" if key == "train.eval_interval" else "kuhn"
+    value = config._defaults(section)[name]
+    if value is None:
+        value = {"train.eval_baseline": "call", "game.buckets": "x.buckets"}.get(key, 10)
+    data = {"game": {"name": game}}
+    data.setdefault(section, {})[name] = value
+    path = write(tmp_path, yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=f"{key}: takes effect only with"):
+        config.load(path)
+
+
+def test_keys_that_take_effect_are_accepted():
+    cfg = config.from_dict({
+        "game": {"name": "leduc"},
+        "solver": {"sampling": "outcome", "exploration": 0.3, "weighting": "dcfr",
+                   "dcfr_alpha": 2.0, "discount_stop": 50, "schedule_clock": "seconds",
+                   "prune": True, "prune_after": 5, "average_max_street": 1},
+        "train": {"eval_interval": 5.0}})
+    assert (cfg.solver.exploration, cfg.solver.dcfr_alpha, cfg.solver.prune_after) == (0.3, 2, 5)
+    assert config.load(CONFIGS / "hunl_default.yaml").game.buckets.endswith("default_hu.buckets")
+
+
+def test_to_dict_keeps_only_keys_that_apply():
+    data = config.to_dict(config.default_for_game("leduc"))
+    assert data["game"] == {"name": "leduc"} and "actions" not in data
+    assert "exploration" not in data["solver"] and "dcfr_alpha" in data["solver"]
+    assert "eval_baseline" not in data["train"] and "eval_interval" in data["train"]
+
+
+def test_stored_config_of_an_older_version_loads():
+    """Checkpoints used to store every key, No-Limit ones for Leduc too: from_stored reads
+    them; those keys take their defaults."""
+    full = {name: dict(config._defaults(name)) for name in config._SECTIONS}
+    full["game"].update(name="leduc", stack=50.0)
+    full["actions"] = {k: config._plain(v) for k, v in full["actions"].items()}
+    stored = config.from_stored(full, source="checkpoint x.ckpt")
+    assert stored == leduc() and stored.game.stack == 100.0
+    with pytest.raises(ConfigError, match="^x: game.num_players: takes effect only with"):
+        config.from_dict(full, source="x")
+
+
+def test_overrides_drop_what_they_make_inapplicable():
+    base = config.default_for_game("leduc")                 # dcfr, with dcfr_interval set
+    linear = config.with_overrides(base, solver={"weighting": "linear"})
+    assert "dcfr_interval" not in config.to_dict(linear)["solver"]
+    with pytest.raises(ConfigError, match="command line: solver.exploration: takes effect"):
+        config.with_overrides(base, solver={"exploration": 0.2})
+
+
+def test_flag_dependent_keys_are_checked_on_the_final_config(tmp_path):
+    path = write(tmp_path, "game: {name: leduc}\ntrain: {log_interval: 1, merge_threads: 2}\n")
+    loaded = config.load(path)                      # --tensorboard and --num-workers may follow
+    with pytest.raises(ConfigError) as info:
+        config.check_effective(loaded)
+    assert str(info.value).startswith(f"{path}: train.log_interval: takes effect only with "
+                                      "TensorBoard")
+    with_tb = config.with_overrides(loaded, train={"tensorboard": True})
+    with pytest.raises(ConfigError, match=f"^{path}: train.merge_threads: .*worker"):
+        config.check_effective(with_tb)
+    config.check_effective(with_tb, workers=False)          # an executor passed in
+    config.check_effective(config.with_overrides(with_tb, train={"num_workers": 2}))
+    with pytest.raises(ConfigError, match="^command line: train.start_method"):
+        config.check_effective(config.with_overrides(config.default_for_game("kuhn"),
+                                                     train={"start_method": "fork"}))
+
+
+def test_errors_building_the_game_name_the_file(tmp_path):
+    from holdem.games import make_game
+
+    path = write(tmp_path, "game: {name: nlhe, buckets: missing.buckets}\n"
+                 "actions: {preflop_open: [2.5], flop: [[1.0]], turn: [[1.0]], river: [[1.0]]}\n")
+    with pytest.raises(ConfigError, match=f"^{path}: game.buckets: .*missing.buckets"):
+        make_game(config.load(path))
+
+
+def test_game_facts_the_config_checks_agree_with_the_games(kuhn, leduc):
+    """config cannot import the games (it loads no numba), so it keeps two facts of its own."""
+    from holdem.games.nlhe.multiway_kernels import MAX_PLAYERS
+
+    assert config.STREETS == {"kuhn": kuhn.num_streets, "leduc": leduc.num_streets, "nlhe": 4}
+    assert config._RANGE[("game", "num_players")] == (2, MAX_PLAYERS)

@@ -192,8 +192,8 @@ def test_three_player_training_visits_the_tree_and_learns():
 def test_multiway_rejects_outcome_sampling():
     data = config_mod.to_dict(_six_max_config())
     data["solver"]["sampling"] = "outcome"
-    with pytest.raises(ConfigError, match="external sampling"):
-        make_game(config_mod.from_dict(data, source="test"))
+    with pytest.raises(ConfigError, match="^test: solver.sampling: .*external only"):
+        config_mod.from_dict(data, source="test")
 
 
 # -- analysis of multi-way checkpoints ------------------------------------------------------

@@ -148,8 +148,9 @@ def train(source, logdir, workers, seed=0, seconds=None, iters=None, start_metho
     # Progress lines tell how far training is, so memory is sampled mid-run.
     data.setdefault("train", {}).update(progress_interval=0.25, seed=seed)
     config.write_text(yaml.safe_dump(data))
+    # A benchmark's logdir is scratch: a rerun replaces the run in it.
     cmd = [sys.executable, "-m", "holdem.cli.train_blueprint", "--config", str(config),
-           "--num-workers", str(workers), "--logdir", str(logdir)]
+           "--num-workers", str(workers), "--logdir", str(logdir), "--overwrite"]
     cmd += ["--iters", str(iters)] if seconds is None else ["--time-budget", str(seconds)]
     if workers > 1:
         cmd += ["--start-method", start_method]

@@ -471,7 +471,7 @@ def save_buckets(path, header, arrays):
     path = Path(path)
     data = encode_buckets(header, arrays)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(path, "wb", shared=True) as f:
+    with atomic_open(path, "wb") as f:
         f.write(data)
     return path
 

@@ -26,7 +26,7 @@ def load_checkpoint_store(path):
     """(game, store, checkpoint) of a checkpoint file or logdir (or an already loaded
     :class:`holdem.checkpoint.Checkpoint`)."""
     checkpoint = path if isinstance(path, ckpt.Checkpoint) else ckpt.load(ckpt.resolve(path))
-    config = config_mod.from_dict(checkpoint.header["config"],
+    config = config_mod.from_stored(checkpoint.header["config"],
                                   source=f"checkpoint {checkpoint.path}")
     game = make_game(config)
     ckpt.check_resume_config(checkpoint, config, game)       # the bucket file must match
@@ -36,7 +36,7 @@ def load_checkpoint_store(path):
 def load_profile(path):
     """Average and current strategy of a small-game checkpoint (file, logdir or Checkpoint)."""
     game, store, checkpoint = load_checkpoint_store(path)
-    config = config_mod.from_dict(checkpoint.header["config"],
+    config = config_mod.from_stored(checkpoint.header["config"],
                                   source=f"checkpoint {checkpoint.path}")
     if not game.is_small:
         raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: game: dense strategy "
@@ -75,7 +75,7 @@ class Blueprint:
     @classmethod
     def load(cls, path):
         checkpoint = ckpt.load(ckpt.resolve(path), mmap=True)
-        config = config_mod.from_dict(checkpoint.header["config"],
+        config = config_mod.from_stored(checkpoint.header["config"],
                                       source=f"checkpoint {checkpoint.path}")
         game = make_game(config)
         ckpt.check_resume_config(checkpoint, config, game)       # the bucket file must match

@@ -136,7 +136,7 @@ def write_manifest(manifest, out, argv, params, sha256, size, seconds):
                      "numpy": np.__version__, "python": sys.version.split()[0]},
     }
     manifest.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_open(manifest, "w", shared=True) as f:
+    with atomic_open(manifest, "w") as f:
         json.dump(data, f, indent=2, sort_keys=True)
         f.write("\n")
 

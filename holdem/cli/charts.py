@@ -13,7 +13,8 @@ import sys
 from holdem.analysis.charts import (ChartError, compare, comparison_to_html, format_terminal,
                                     format_terminal_comparison, pyplot, range_chart, save_png,
                                     to_html)
-from holdem.cli.common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
+from holdem.fileio import atomic_open
 
 
 def build_parser():
@@ -26,7 +27,7 @@ def build_parser():
                    'to act (default), "r2.5b" = big blind facing the open, "r2.5b r1p" = ...')
     p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
     p.add_argument("--png", metavar="OUT.png", help="write a PNG (needs matplotlib)")
-    p.add_argument("--compare", metavar="PATH2",
+    p.add_argument("--compare", metavar="PATH2", type=checkpoint_file,
                    help="second checkpoint: chart the change from PATH to PATH2")
     p.add_argument("--current", action="store_true",
                    help="the current (regret-matching) strategy instead of the average")
@@ -52,7 +53,7 @@ def main(argv=None):
         raise ConfigError(str(exc)) from None
     if args.html:
         page = comparison_to_html(result) if args.compare else to_html(result)
-        with open(args.html, "w", encoding="utf-8") as f:
+        with atomic_open(args.html, "w", encoding="utf-8") as f:
             f.write(page)
         print(f"wrote {args.html}")
     if args.png:

@@ -2,9 +2,10 @@
 
 import argparse
 import sys
+from pathlib import Path
 
 from holdem.abstraction.buckets import BucketFileError
-from holdem.checkpoint import CheckpointError
+from holdem.checkpoint import CheckpointError, resolve, run_checkpoints
 from holdem.config import ConfigError
 
 
@@ -16,9 +17,24 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def add_checkpoint(self):
         """The ``--checkpoint PATH`` every analysis command takes (a file or a logdir)."""
-        self.add_argument("--checkpoint", required=True, metavar="PATH",
-                          help="checkpoint file, or a logdir (its checkpoint with the most "
-                               "iterations)")
+        self.add_argument("--checkpoint", required=True, metavar="PATH", type=checkpoint_file,
+                          help="checkpoint file, or a logdir (its newest checkpoint; the "
+                               "command says which file it loaded)")
+
+
+def checkpoint_file(text):
+    """argparse type of a checkpoint argument: the file itself, or a logdir's newest checkpoint
+    (:func:`holdem.checkpoint.resolve`), named on stderr so the user knows what was loaded."""
+    path = Path(text)
+    try:
+        found = resolve(path)
+    except CheckpointError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if path.is_dir():
+        count = len(run_checkpoints(path))
+        print(f"{text}: loading {found} (the newest of {count} checkpoint"
+              f"{'s' if count > 1 else ''})", file=sys.stderr, flush=True)
+    return found
 
 
 def run_main(main, argv=None):

@@ -10,7 +10,7 @@ No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's win
 
 import sys
 
-from holdem.cli.common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
 
 
 def build_parser():
@@ -25,7 +25,7 @@ def build_parser():
                    choices=("fold", "call", "pot", "random", "equity"),
                    help="NLHE: play against a baseline bot (repeatable): fold, call, "
                         "pot, random, equity")
-    p.add_argument("--vs-checkpoint", metavar="PATH",
+    p.add_argument("--vs-checkpoint", metavar="PATH", type=checkpoint_file,
                    help="NLHE: play against another checkpoint of the same game")
     p.add_argument("--lbr", action="store_true",
                    help="heads-up NLHE: local best response, a lower bound on the "

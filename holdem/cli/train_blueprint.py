@@ -34,7 +34,9 @@ def build_parser():
                    help="threads merging worker deltas in the main process (default 0: one "
                         "per four workers, 1..8)")
     p.add_argument("--logdir", required=True, metavar="DIR",
-                   help="run directory: checkpoints go to DIR/checkpoints/")
+                   help="run directory: checkpoints go to DIR/checkpoints/; one run per "
+                        "directory (a DIR that holds a run is refused unless --resume-from "
+                        "continues it or --overwrite replaces it)")
     p.add_argument("--seed", type=non_negative_int, help="random seed (default 0)")
     p.add_argument("--snapshot-interval", "--checkpoint-interval", type=positive_float,
                    dest="snapshot_interval", metavar="SECONDS",
@@ -42,7 +44,11 @@ def build_parser():
     p.add_argument("--keep-checkpoints", type=non_negative_int, metavar="K",
                    help="checkpoints to keep (default 3)")
     p.add_argument("--resume-from", metavar="PATH",
-                   help="checkpoint file or logdir to continue from")
+                   help="checkpoint file or logdir (its newest checkpoint) to continue from")
+    p.add_argument("--overwrite", action="store_true",
+                   help="start over in a --logdir that holds a run: once this run has "
+                        "started, that run's checkpoints (but the one resumed from) and "
+                        "TensorBoard files are deleted")
     p.add_argument("--tensorboard", action="store_true", default=None,
                    help="write TensorBoard scalars under --logdir")
     p.add_argument("--max-memory", type=positive_float, metavar="GB", dest="max_memory_gb",
@@ -79,10 +85,10 @@ def main(argv=None):
 
     if config is None:
         header, _ = ckpt.read_header(ckpt.resolve(args.resume_from))
-        config = config_mod.from_dict(header["config"], source=f"checkpoint {args.resume_from}")
+        config = config_mod.from_stored(header["config"], source=f"checkpoint {args.resume_from}")
     config = config_mod.with_overrides(config, train=overrides)
     result = training.train(config, args.logdir, resume_from=args.resume_from,
-                            progress=not args.quiet)
+                            progress=not args.quiet, overwrite=args.overwrite)
     print(result.done_line(), flush=True)
     return 0
 

@@ -134,9 +134,18 @@ def resolve_asset(path):
     return candidate if candidate.exists() else path
 
 
+def _load_buckets(config, path):
+    """The bucket file ``game.buckets`` names; its errors name the config too."""
+    from holdem.abstraction.buckets import BucketFileError, load_buckets
+
+    try:
+        return load_buckets(path)
+    except BucketFileError as exc:
+        raise ConfigError(f"{config.source}: game.buckets: {exc}") from None
+
+
 def _nlhe_game(config):
     from holdem.abstraction.actions import ActionAbstraction
-    from holdem.abstraction.buckets import load_buckets
     from holdem.games.deal import nlhe_deal
     from holdem.games.nlhe.abstract import HeadsUpTable, build_heads_up_tree
 
@@ -150,8 +159,8 @@ def _nlhe_game(config):
     try:
         nlhe = build_heads_up_tree(table, abstraction)
     except ValueError as exc:
-        raise ConfigError(f"game/actions: {exc}") from None
-    buckets = load_buckets(path)
+        raise ConfigError(f"{config.source}: game/actions: {exc}") from None
+    buckets = _load_buckets(config, path)
     tables = buckets.tables
     stride = int(max(tables.num_buckets))
     tree = nlhe.tree
@@ -162,21 +171,17 @@ def _nlhe_game(config):
 
 
 def _multiway_game(config, abstraction, path):
-    from holdem.abstraction.buckets import load_buckets
     from holdem.games.deal import nlhe_deal
     from holdem.games.nlhe import multiway
 
     g = config.game
-    if config.solver.sampling != "external":
-        raise ConfigError(f"solver.sampling={config.solver.sampling!r}: the {g.num_players}-player "
-                          "game supports external sampling only")
     table = multiway.MultiwayTable(num_players=g.num_players, stack=g.stack,
                                    small_blind=g.small_blind, big_blind=g.big_blind, ante=g.ante)
     try:
         arrays = multiway.build_multiway(table, abstraction)
     except ValueError as exc:
-        raise ConfigError(f"game/actions: {exc}") from None
-    buckets = load_buckets(path)
+        raise ConfigError(f"{config.source}: game/actions: {exc}") from None
+    buckets = _load_buckets(config, path)
     return Game(name="nlhe", num_players=g.num_players, num_streets=4, tree=None,
                 deal=nlhe_deal(buckets.tables, g.num_players),
                 bucket_stride=int(max(buckets.tables.num_buckets)),
