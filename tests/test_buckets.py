@@ -297,6 +297,12 @@ def test_river_and_preflop_buckets_monotone(tiny_build):
     assert np.all(np.diff(pre[order]) >= 0) and pre[PREFLOP_CLASS_NAMES.index("AA")] == 9
 
 
+def test_lookup_errors_name_cards_as_text(tiny_build):
+    tables = make_tables(tiny_build[1], TINY)
+    with pytest.raises(ValueError, match="As appears twice in As Kd As 7h 9d 2c 3c"):
+        lookup_buckets(tables, parse("As Kd"), parse("As 7h 9d 2c 3c"))
+
+
 def test_deal_buckets_match_tables(tiny_build, rng):
     """deal_buckets == per-street lookups by class, isomorphism index and river score, for
     2..6 players; the answer does not depend on the other players."""

@@ -220,6 +220,15 @@ def test_equity_matches_brute_force(hole, board, picks, rng):
         assert eq[c] == pytest.approx(_brute_equity(hole, board, tuple(card[c])), abs=1e-12)
 
 
+def test_equity_takes_cards_as_text_and_names_them_as_text():
+    np.testing.assert_array_equal(lbr.combo_equity("Ts Kd", "7h 8d Js"),
+                                  lbr.combo_equity([35, 45], [22, 25, 39]))
+    with pytest.raises(ValueError, match="got hole As Kd, board As 7h 9d"):
+        lbr.combo_equity("As Kd", "As 7h 9d")
+    with pytest.raises(ValueError, match="board: bad card 'Xh'"):
+        lbr.combo_equity("As Kd", "Xh 7h 9d")
+
+
 @pytest.mark.parametrize("street", [1, 2])
 def test_allin_expectation_matches_brute_force(street):
     """An all-in before the river scores LBR's exact pot share against the actual hand."""

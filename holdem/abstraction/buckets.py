@@ -99,7 +99,7 @@ import numpy as np
 from holdem.abstraction import kernels
 from holdem.abstraction.isomorphism import STREET_SIZES, board_indexer, street_indexer
 from holdem.abstraction.kernels import MAX_SCORE, RUNTIME_WORK, deal_buckets, num_buckets
-from holdem.cards import RANK_CHARS
+from holdem.cards import RANK_CHARS, describe_cards, repeated_card
 from holdem.fileio import atomic_open
 
 __all__ = ["BucketParams", "BucketTables", "BucketFile", "BucketFileError", "build_buckets",
@@ -672,7 +672,8 @@ def _checked_deal(hole, board):
     if cards.dtype.kind not in "iu" or cards.min() < 0 or cards.max() > 51:
         raise ValueError(f"cards must be integers 0..51, got {cards.tolist()}")
     if np.unique(cards).size != cards.size:
-        raise ValueError(f"cards must be distinct, got {cards.tolist()}")
+        raise ValueError(f"cards must be distinct: {repeated_card(cards)} appears twice in "
+                         f"{describe_cards(cards)}")
     return hole.astype(np.int64), board.astype(np.int64)
 
 

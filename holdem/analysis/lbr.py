@@ -24,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from holdem import rng
+from holdem.cards import card_tuple, describe_cards, repeated_card
 from holdem.abstraction.kernels import RUNTIME_WORK
 from holdem.analysis import lbr_kernels as lk
 from holdem.analysis.headtohead import blueprint_store, bot_tables
@@ -201,15 +202,13 @@ def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,
 def combo_equity(hole, board, preflop_samples=DEFAULT_PREFLOP_SAMPLES, seed=0):
     """LBR's pot share (float64[1326], ties half; NaN for combos holding a known card) with
     ``hole`` (2 cards) against every combo over the unseen board; ``board`` 0, 3, 4 or 5
-    cards (exact enumeration; Monte Carlo with ``preflop_samples`` boards preflop)."""
-    board = [int(c) for c in board]
-    hole = [int(c) for c in hole]
+    cards (exact enumeration; Monte Carlo with ``preflop_samples`` boards preflop). Cards as
+    text (``"As Kd"``) or ints 0..51."""
+    hole, board = list(card_tuple(hole, "hole")), list(card_tuple(board, "board"))
     street = {0: 0, 3: 1, 4: 2, 5: 3}.get(len(board))
-    cards = hole + board
-    if street is None or len(hole) != 2 or len(set(cards)) != len(cards) or not all(
-            0 <= c < 52 for c in cards):
-        raise ValueError(f"need 2 hole cards and 0, 3, 4 or 5 board cards, distinct in 0..51; "
-                         f"got hole {hole}, board {board}")
+    if street is None or len(hole) != 2 or repeated_card(hole + board):
+        raise ValueError(f"need 2 hole cards and 0, 3, 4 or 5 board cards, all distinct; got "
+                         f"hole {describe_cards(hole)}, board {describe_cards(board)}")
     spec, work = make_spec(None, preflop_samples), make_work(None)
     work.cards[:2] = hole
     work.cards[4:4 + len(board)] = board
