@@ -48,7 +48,24 @@ from holdem.games.nlhe.records import (
     Record, Street, TableConfig, check_int,
 )
 
-__all__ = ["HandState", "deal_cards"]
+__all__ = ["HandState", "deal_cards", "seat_name"]
+
+_FROM_BUTTON = ("button", "cutoff", "hijack", "lojack")
+
+
+def seat_name(seat: int, num_players: int) -> str:
+    """The usual name of a seat: 'small blind', 'big blind', then 'UTG' (first to act preflop),
+    ..., 'hijack', 'cutoff', 'button'; heads-up seat 0 is 'small blind (button)'."""
+    if not 0 <= seat < num_players:
+        raise ValueError(f"seat {seat} is outside 0..{num_players - 1}")
+    if num_players == 2:
+        return ("small blind (button)", "big blind")[seat]
+    if seat < 2:
+        return ("small blind", "big blind")[seat]
+    back = num_players - 1 - seat                    # seats between it and the button
+    if back == 0 or (seat > 2 and back < len(_FROM_BUTTON)):
+        return _FROM_BUTTON[back]
+    return "UTG" if seat == 2 else f"UTG+{seat - 2}"
 
 
 def _check_cards(cards: str | Sequence[int], what: str) -> tuple[int, ...]:
