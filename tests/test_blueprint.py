@@ -123,8 +123,40 @@ def test_translate_real_sizes_to_the_tree(tmp_path):
     labels, notes = bp.translate_line([("raise", 5), ("call", 0), ("check", 0), ("bet", 6)],
                                       big_blind=2)
     assert labels[-1] == "r0.5p" and 0.5 < notes[-1][2] <= 1.0
-    labels, _ = bp.translate_line([("allin", 200)], big_blind=2)
-    assert labels == ["a"]
+    labels, notes = bp.translate_line([("allin", 200)], big_blind=2)
+    assert labels == ["a"] and notes[0].options == (("a", 49.5, 1.0),) and notes[0].is_exact
+
+
+def test_off_tree_sizes_are_read_at_random_with_pseudo_harmonic_odds(small_nlhe_blueprint):
+    """A 7 bb open (3 x pot; the tree opens 2.5 bb = 0.75 x pot, or all-in = 49.5 x pot) is
+    read as r2.5b with probability f(3) of Ganzfried & Sandholm (2013), eq. 3, else as all-in;
+    never always as all-in, which a player could exploit."""
+    from holdem.abstraction.actions import pseudo_harmonic
+
+    bp = small_nlhe_blueprint
+    line = [("raise", 14), ("call", 0)]                         # big blind 2 chips: 7 bb
+    p_small = pseudo_harmonic(3.0, 0.75, 49.5)
+    assert p_small == pytest.approx((49.5 - 3) * 1.75 / (48.75 * 4))
+    labels, notes = bp.translate_line(line, big_blind=2)        # no rng: the likelier reading
+    assert labels[0] == "a" and notes[0].fraction == pytest.approx(3.0)
+    assert notes[0].options == (("r2.5b", 0.75, pytest.approx(p_small)),
+                                ("a", 49.5, pytest.approx(1 - p_small)))
+    assert not notes[0].is_exact
+    rng = np.random.default_rng(5)
+    reads = [bp.translate_line(line[:1], 2, rng=rng)[0][0] for _ in range(4_000)]
+    share = reads.count("r2.5b") / len(reads)                  # 0.417; sd 0.008
+    assert abs(share - p_small) < 0.03
+    # One seed reads a line and its continuations alike, so a bot keeps its reading: a flop
+    # bet of 0.6 x pot (r0.5p 75%, r1p 25%), then a raise to 15 bb.
+    flop = [("raise", 5), ("call", 0), ("check", 0), ("bet", 6)]
+    first = set()
+    for seed in range(40):
+        short, _ = bp.translate_line(flop, 2, rng=np.random.default_rng(seed))
+        longer, notes = bp.translate_line(flop + [("raise", 30)], 2,
+                                          rng=np.random.default_rng(seed))
+        assert longer[:4] == short and notes[1].label == short[-1] and len(notes) == 3
+        first.add(short[-1])
+    assert first == {"r0.5p", "r1p"}
 
 
 @pytest.fixture(scope="module")

@@ -111,6 +111,29 @@ def test_bot_always_acts_legally_against_random_play(bp, big_blind, stack_bb):
     assert decisions > 150 and on_tree > decisions // 2
 
 
+def test_bot_reads_an_off_tree_open_at_random_and_keeps_its_reading(bp):
+    """Against a 7 bb open (the tree has 2.5 bb and all-in) the bot reads r2.5b about 42% of
+    the hands (pseudo-harmonic), all-in otherwise, and keeps one reading through a hand."""
+    from holdem.abstraction.actions import pseudo_harmonic
+
+    bot = BlueprintBot(bp, 100, np.random.default_rng(2))
+    config = TableConfig(stacks=(10_000, 10_000), small_blind=50, big_blind=100)
+    reads = []
+    for hand in range(600):
+        state = HandState(config, rng=np.random.default_rng(hand))
+        state.apply(Action.raise_to(700))                   # the human, small blind, opens 7 bb
+        labels, notes = bot.translate(state)
+        reads.append(labels[0])
+        assert notes[0].options[0][:2] == ("r2.5b", 0.75) and notes[0].options[1][0] == "a"
+        decision = bot.decide(state)
+        assert decision.labels == labels and bot.translate(state)[0] == labels
+        if decision.label == "c" and labels == ["r2.5b"]:
+            state.apply(decision.action)                    # the flop: same reading
+            assert bot.translate(state)[0][:1] == labels
+    share = reads.count("r2.5b") / len(reads)               # 0.417, sd 0.02
+    assert abs(share - pseudo_harmonic(3.0, 0.75, 49.5)) < 0.07 and "a" in reads
+
+
 def _game(bp, lines, seed=7, show_probs=False):
     out, feed = [], iter(lines)
 
@@ -164,6 +187,18 @@ def test_cli_plays_hands_to_completion(run_dir):
     assert len(re.findall(r"^Result: you (win|lose|split)", out, re.M)) == 3
     assert re.search(r"^Final: [+-][\d.]+ bb over 3 hands", out, re.M)
     assert "you are the small blind (button)" in out and "you are the big blind" in out
+
+
+def test_cli_shows_how_the_bot_reads_an_off_tree_bet(run_dir):
+    proc = _cli("--checkpoint", str(run_dir), "--seed", "4", "--hands", "1",
+                stdin="r 7bb\n" + "c\n" * 30)
+    assert proc.returncode == 0, proc.stderr
+    assert "You raise to 700\n  (3.00 x pot is not a size of the bot's tree: it reads it as " \
+           "r2.5b (raise to 2.5 bb) 42% or a (all-in: raise to 100 bb) 58% (pseudo-harmonic, " \
+           "drawn once per hand))" in proc.stdout
+    on_tree = _cli("--checkpoint", str(run_dir), "--seed", "4", "--hands", "1",
+                   stdin="r 250\n" + "c\n" * 30)
+    assert "You raise to 250\n" in on_tree.stdout and "size of the bot's tree" not in on_tree.stdout
 
 
 def test_cli_illegal_action_and_quit(run_dir):

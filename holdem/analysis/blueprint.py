@@ -1,7 +1,9 @@
 """Loading a checkpoint's strategies for analysis (read-only)."""
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -67,6 +69,21 @@ def action_meaning(label, to, bet, commit, big_blind):
         return "check" if to == commit else f"call {bb(to - commit)}"
     text = f"bet {bb(to)}" if bet == 0 else f"raise to {bb(to)}"
     return f"all-in: {text}" if label == "a" else text
+
+
+class Translation(NamedTuple):
+    """How :meth:`Blueprint.translate_line` read one real bet or raise."""
+
+    fraction: float         # its size: chips added beyond a call, as a fraction of the pot
+    label: str              # the abstract action it was read as
+    probability: float      # the probability of that reading
+    options: tuple          # ((label, pot fraction, probability), ...): the one or two readings
+
+    @property
+    def is_exact(self):
+        """The size is an abstract size (read as it with certainty)."""
+        return len(self.options) == 1 and math.isclose(self.fraction, self.options[0][1],
+                                                       rel_tol=1e-9, abs_tol=1e-9)
 
 
 @dataclass(frozen=True)
@@ -280,15 +297,21 @@ class Blueprint:
         spot = self.spot(labels, hole, board, average)
         return {label: float(p) for label, p in zip(spot.labels, spot.strategy)}
 
-    def translate_line(self, actions, big_blind):
+    def translate_line(self, actions, big_blind, rng=None):
         """Abstract labels for a real heads-up line.
 
         ``actions`` are (kind, amount) pairs in the real game's chips, kind one of ``fold``,
         ``check``, ``call``, ``bet``, ``raise``, ``allin`` and amount the street commitment after
-        a bet/raise ("raise to"); ``big_blind`` the real big blind. A bet or raise that is not in
-        the tree is mapped, by pot fraction, to the abstract size the pseudo-harmonic rule
-        (Ganzfried & Sandholm 2013) favours; an all-in maps to ``a`` where the tree has one.
-        Returns (labels, [(real pot fraction, chosen label, probability of that choice)]).
+        a bet/raise ("raise to"); ``big_blind`` the real big blind. A bet or raise between two
+        abstract sizes (as pot fractions) is read as the smaller one with the pseudo-harmonic
+        probability of Ganzfried & Sandholm (2013), else as the larger; below the smallest or
+        above the largest size it is read as that size; an all-in maps to ``a`` where the tree
+        has one. With ``rng`` (a numpy Generator) the reading is drawn with those probabilities,
+        one draw per off-tree size in line order, so the same seed reads a line and every longer
+        line that starts with it the same way: act on this, since a fixed reading is
+        exploitable (a 7 bb open would always be read as all-in). Without ``rng`` the likelier
+        size is taken, for display only. Returns (labels, [:class:`Translation` per bet, raise
+        or all-in]).
         """
         from holdem.abstraction.actions import translate
 
@@ -306,23 +329,27 @@ class Blueprint:
                 label = "f" if kind == "fold" else "c"
                 if label not in children:
                     raise ValueError(f"{kind!r} is not possible at {'/'.join(labels) or 'root'}")
-            elif kind == "allin" and "a" in children:
-                label = "a"
             elif kind in ("bet", "raise", "allin"):
                 current = float(nlhe.raise_to[children["c"]])
                 me = int(tree.player[node])
                 to_call = tree.contrib[node, 1 - me] - tree.contrib[node, me]
                 pot = float(tree.contrib[node].sum() + to_call)
-                raises = [(float((nlhe.raise_to[c] - current) / pot), lab)
-                          for lab, c in children.items() if lab not in ("f", "c")]
+                raises = sorted((float((nlhe.raise_to[c] - current) / pot), lab)
+                                for lab, c in children.items() if lab not in ("f", "c"))
                 if not raises:
                     raise ValueError(f"no raise is possible at {'/'.join(labels) or 'root'}")
-                raises.sort()
                 x = (float(amount) * scale - current) / pot
-                weights = translate(x, [f for f, _ in raises])
-                index, prob = max(weights, key=lambda w: w[1])
-                label = raises[index][1]
-                notes.append((x, label, prob))
+                if kind == "allin" and raises[-1][1] == "a":
+                    options = (("a", raises[-1][0], 1.0),)
+                else:
+                    options = tuple((raises[i][1], raises[i][0], p)
+                                    for i, p in translate(x, [f for f, _ in raises]))
+                if rng is not None and len(options) > 1:
+                    pick = 0 if rng.random() < options[0][2] else 1
+                else:
+                    pick = max(range(len(options)), key=lambda i: options[i][2])
+                label = options[pick][0]
+                notes.append(Translation(x, label, options[pick][2], options))
             else:
                 raise ValueError(f"unknown action kind {kind!r}")
             labels.append(label)
