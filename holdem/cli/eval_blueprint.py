@@ -5,12 +5,18 @@
 ``--exploitability`` prints ``exploitability: X`` (NashConv / 2 of the normalized average
 strategy, chips per game) for Kuhn and Leduc, computed by exact best response. For heads-up
 No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's winnings:
-``lbr: X ± Y mbb/hand (95% CI, N hands)``.
+``lbr: X ± Y mbb/hand (95% CI, N hands)``. The first run announces the compilation of its
+kernels on stderr.
 """
 
 import sys
 
 from holdem.cli.common import ArgumentParser, run_main
+
+
+COMPILE_SECONDS = {"load": 1, "vs": 13, "lbr": 50}
+"""CPU seconds that compiling takes with a cold numba cache (2-core development machine):
+reading a store back, the head-to-head kernel, the local best response kernel."""
 
 
 def build_parser():
@@ -49,8 +55,18 @@ def main(argv=None):
         parser.error(f"--hands must be positive, got {args.hands}")
     if args.threads < 1:
         parser.error(f"--threads must be positive, got {args.threads}")
-    if args.vs or args.vs_checkpoint or args.lbr:
-        return _play(args)
+    from holdem.metrics import compile_notice
+
+    plays = bool(args.vs or args.vs_checkpoint)
+    seconds = (COMPILE_SECONDS["load"] + COMPILE_SECONDS["vs"] * plays
+               + COMPILE_SECONDS["lbr"] * args.lbr)
+    with compile_notice(seconds):
+        if plays or args.lbr:
+            return _play(args)
+        return _exact(args)
+
+
+def _exact(args):
     from holdem.analysis.blueprint import load_checkpoint_store, load_profile
     from holdem.analysis.exact import ExactEvaluator
     from holdem.config import ConfigError

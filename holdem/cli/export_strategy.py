@@ -215,11 +215,17 @@ def write_json_atomic(path, data):
         f.write("\n")
 
 
+COMPILE_SECONDS = 1
+"""CPU seconds that compiling the store's rebuild takes with a cold numba cache."""
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import load_checkpoint_store, load_profile
+    from holdem.metrics import compile_notice
 
-    game, store, checkpoint = load_checkpoint_store(args.checkpoint)
+    with compile_notice(COMPILE_SECONDS):
+        game, store, checkpoint = load_checkpoint_store(args.checkpoint)
     if game.is_small:
         loaded = load_profile(checkpoint)
         records = strategy_records(loaded)

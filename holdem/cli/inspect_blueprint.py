@@ -52,11 +52,15 @@ def parse_spot(text):
     return line.split(), hole_cards, board_cards
 
 
+COMPILE_SECONDS = 4
+"""CPU seconds that compiling the bucket lookup of ``--spot`` takes with a cold numba cache."""
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
-    from holdem.metrics import format_bytes, format_seconds
+    from holdem.metrics import compile_notice, format_bytes, format_seconds
 
     bp = Blueprint.load(args.checkpoint)
     meta = bp.metadata
@@ -75,7 +79,8 @@ def main(argv=None):
         return 0
     labels, hole, board = parse_spot(args.spot)
     try:
-        spot = bp.spot(labels, hole, board, average=not args.current)
+        with compile_notice(COMPILE_SECONDS):
+            spot = bp.spot(labels, hole, board, average=not args.current)
     except ValueError as exc:
         raise ConfigError(f"--spot {args.spot!r}: {exc}") from None
     print("\n".join(describe_spot(spot, meta["iterations"], args.current)))

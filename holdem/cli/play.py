@@ -335,10 +335,25 @@ def build_parser():
     return p
 
 
+COMPILE_SECONDS = 4
+"""CPU seconds that compiling the bucket lookup and the hand evaluator takes with a cold numba
+cache (2-core development machine)."""
+
+
+def warm_up(bp):
+    """Compile (or load) the kernels a hand needs, so that it does not pause mid-game: the
+    bucket lookup of the bot's decisions and the evaluator of showdowns."""
+    from holdem.evaluator import rank7
+
+    bp.query([], "2c 3d")
+    rank7("2c 3d 4h 5s 7c 8d 9h")
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
+    from holdem.metrics import compile_notice
 
     bp = Blueprint.load(args.checkpoint)
     if bp.game.name != "nlhe" or bp.game.num_players != 2:
@@ -359,6 +374,8 @@ def main(argv=None):
             print(text)         # so a piped game reads like a typed one
         return text
 
+    with compile_notice(COMPILE_SECONDS):
+        warm_up(bp)
     tree_stack = bp.game.rules.table.stack
     print(f"Blueprint {bp.metadata['path']} ({bp.metadata['iterations']:,} iterations), seed "
           f"{seed}. Commands: {HELP}")
