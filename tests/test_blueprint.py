@@ -160,13 +160,8 @@ def test_off_tree_sizes_are_read_at_random_with_pseudo_harmonic_odds(small_nlhe_
 
 
 @pytest.fixture(scope="module")
-def small_nlhe_blueprint(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("h2h")
-    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
-    solver = Solver(make_game(cfg), cfg)
-    solver.run(20_000)
-    save_solver(solver, tmp / "checkpoints" / "ckpt-000000020000.ckpt")
-    return holdem.Blueprint.load(tmp)
+def small_nlhe_blueprint(hunl_run):
+    return holdem.Blueprint.load(hunl_run)
 
 
 def test_head_to_head_against_baselines_and_itself(small_nlhe_blueprint):

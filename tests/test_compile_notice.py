@@ -17,13 +17,9 @@ from pathlib import Path
 import numba
 import pytest
 
-from holdem import config as config_mod
 from holdem._jit import cache_dir
 from holdem.metrics import compile_notice
-from holdem.games import make_game
-from holdem.solver.solver import Solver, save_solver
 
-ROOT = Path(__file__).resolve().parents[1]
 NOTICE = "compiling kernels (first run, about {} s)...\n"
 
 
@@ -79,23 +75,13 @@ def _forget(cache, kernel):
         index.unlink()
 
 
-@pytest.fixture(scope="module")
-def nlhe_run(tmp_path_factory):
-    logdir = tmp_path_factory.mktemp("notice")
-    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
-    solver = Solver(make_game(cfg), cfg)
-    solver.run(2_000)
-    save_solver(solver, logdir / "checkpoints" / "ckpt-000000002000.ckpt")
-    return logdir
-
-
 @pytest.mark.parametrize("module, args, stdin, kernel, seconds", [
     ("eval_blueprint", ["--vs", "call", "--hands", 200, "--lbr"], None, "merge_delta", 64),
     ("play", ["--seed", 1], "q\n", "rank_cards_kernel", 4),
 ])
-def test_analysis_commands_announce_a_cold_cache_only(nlhe_run, tmp_path, module, args, stdin,
+def test_analysis_commands_announce_a_cold_cache_only(hunl_run, tmp_path, module, args, stdin,
                                                       kernel, seconds):
-    args = ["--checkpoint", nlhe_run, *args]
+    args = ["--checkpoint", hunl_run, *args]
     _run(module, *args, stdin=stdin)                   # warms this session's cache
     cache = _cold_copy(tmp_path, kernel)
     cold = _run(module, *args, cache=cache, stdin=stdin)
