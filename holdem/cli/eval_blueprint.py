@@ -5,8 +5,9 @@
 ``--exploitability`` prints ``exploitability: X`` (NashConv / 2 of the normalized average
 strategy, chips per game) for Kuhn and Leduc, computed by exact best response. For heads-up
 No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's winnings:
-``lbr: X ± Y mbb/hand (95% CI, N hands)``. The first run announces the compilation of its
-kernels on stderr.
+``lbr: X ± Y mbb/hand (95% CI, N hands)``, followed by a note suggesting a hand count when the
+interval is too wide to be useful (:meth:`holdem.analysis.lbr.LbrResult.advice`). The first run
+announces the compilation of its kernels on stderr.
 """
 
 import sys
@@ -38,7 +39,7 @@ def build_parser():
                         "exploitability, in mbb/hand")
     p.add_argument("--hands", type=int, default=100_000,
                    help="hands per match (and for --lbr), played as duplicate pairs "
-                        "(default 100000)")
+                        "(default 100000; --lbr says when too few give a useful interval)")
     p.add_argument("--seed", type=int, default=0, help="seed for deals and action sampling")
     p.add_argument("--threads", type=int, default=1,
                    help="--lbr: threads to play the hands on (default 1)")
@@ -119,6 +120,8 @@ def _play(args):
         except ValueError as exc:
             raise ConfigError(f"{bp.checkpoint.path}: {exc}") from None
         print(result.line())
+        if result.advice():
+            print(result.advice())
         print(f"lbr speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
     return 0
 
