@@ -7,6 +7,9 @@ so '2c' = 0, '2s' = 3, 'Ac' = 48 and 'As' = 51; ``card >> 2`` is the rank, ``car
 A card's text is its rank letter (upper case for T J Q K A) followed by its suit letter (lower
 case).
 Arrays of cards use ``CARD_DTYPE`` (int8); the kernels accept any integer dtype.
+
+Functions a person calls take cards as text (``"As Kd"``) or as ints (:func:`card_tuple`), and
+their errors name cards as text (:func:`describe_cards`).
 """
 
 import numpy as np
@@ -71,6 +74,48 @@ def format_cards(cards):
     ``parse(format_cards(cards))`` returns the cards.
     """
     return " ".join(format_card(card) for card in np.asarray(cards).reshape(-1))
+
+
+def card_tuple(cards, what="cards"):
+    """Cards given as text (``"As Kd"``, see :func:`parse`), as a sequence of card texts
+    (``["As", "Kd"]``) or as ints 0..51 -> tuple of ints. Raises ValueError naming ``what``."""
+    if isinstance(cards, str):
+        try:
+            return tuple(int(c) for c in parse(cards))
+        except ValueError as exc:
+            raise ValueError(f"{what}: {exc}") from None
+    out = []
+    for card in np.asarray(cards, dtype=object).reshape(-1):
+        if isinstance(card, str):
+            out.extend(card_tuple(card, what))
+            continue
+        if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
+            raise ValueError(f"{what}: {card!r} is not a card (give text such as 'As Kd', or "
+                             f"ints 0..{NUM_CARDS - 1})")
+        if not 0 <= card < NUM_CARDS:
+            raise ValueError(f"{what}: card {int(card)} is outside 0..{NUM_CARDS - 1}")
+        out.append(int(card))
+    return tuple(out)
+
+
+def describe_cards(cards):
+    """Text of cards for an error message: ``format_cards`` where every card is in 0..51, else
+    the numbers as given."""
+    values = np.asarray(cards).reshape(-1)
+    if values.dtype.kind in "iu" and values.size and (values.min() < 0
+                                                        or values.max() >= NUM_CARDS):
+        return str(values.tolist())
+    return format_cards(values) if values.size else "(none)"
+
+
+def repeated_card(cards):
+    """The text of the first card that occurs twice in ``cards`` (ints), or None."""
+    seen = set()
+    for card in np.asarray(cards).reshape(-1).tolist():
+        if card in seen:
+            return format_card(card)
+        seen.add(card)
+    return None
 
 
 def random_hands(rng, num_hands, num_cards):

@@ -6,6 +6,7 @@ so logs stay readable. Everything goes to stderr: stdout carries only the final 
 
 import sys
 import time
+from contextlib import contextmanager
 
 
 def format_bytes(n):
@@ -97,6 +98,38 @@ class Progress:
 def log(message):
     """A one-line status message on stderr."""
     print(message, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def compile_notice(seconds, enabled=True, stream=None):
+    """Announce a first-use compilation: within the block, the first kernel numba has to
+    compile (its cache is cold: the first run, or kernels changed) prints ``compiling kernels
+    (first run, about N s)...`` on stderr (or ``stream``), once. Nothing is printed when every
+    kernel loads from the cache, or with ``enabled`` False. ``seconds`` is the caller's estimate
+    of the whole compilation. Yields an object whose ``announced`` says whether it printed.
+
+    numba reports every compilation its cache could not serve as a ``numba:compile`` event
+    (its documented event API); loading from the cache sends none."""
+    from numba.core import event
+
+    class FirstCompile(event.Listener):
+        announced = False
+
+        def on_start(self, _event):
+            if not self.announced:
+                self.announced = True
+                print(f"compiling kernels (first run, about {seconds:.0f} s)...",
+                      file=stream or sys.stderr, flush=True)
+
+        def on_end(self, _event):
+            pass
+
+    listener = FirstCompile()
+    if not enabled:
+        yield listener
+        return
+    with event.install_listener("numba:compile", listener):
+        yield listener
 
 
 class TensorBoardWriter:

@@ -57,7 +57,8 @@ class RunMonitor:
         start = time.perf_counter()
         result = play_match(self.game, store.arrays, baseline, hands=self.config.train.eval_hands,
                             seed=int(iterations), tables=self._bot_tables)
-        log(f"eval vs {baseline}: {result.line()} [{time.perf_counter() - start:.1f} s]")
+        if self.progress.enabled:
+            log(f"eval vs {baseline}: {result.line()} [{time.perf_counter() - start:.1f} s]")
         return {f"eval/mbb_vs_{baseline}": result.mbb_per_hand,
                 f"eval/mbb_vs_{baseline}_ci95": result.ci95}
 

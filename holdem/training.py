@@ -31,11 +31,16 @@ from pathlib import Path
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.games import make_game
-from holdem.metrics import format_bytes, log
+from holdem.metrics import compile_notice, format_bytes, log
 from holdem.monitor import RunMonitor
 from holdem.runtime.executor import Batch
 from holdem.solver.solver import DcfrSchedule
 from holdem.store.store import RegretStore
+
+
+COMPILE_SECONDS = {False: 20, True: 30}
+"""Seconds a cold start spends compiling, in-process (False) or for worker processes (True):
+CPU seconds measured on the 2-core development machine, any game."""
 
 
 @dataclass
@@ -286,7 +291,13 @@ class Run:
         self.dcfr.steps = state.schedule.get("dcfr_steps", 0)
         if not self.executor.discounts_in_kernel:
             self.dcfr.sync_to(self.iterations)
-        log(f"resuming from {checkpoint.path} at iteration {self.iterations:,}")
+        self.info(f"resuming from {checkpoint.path} at iteration {self.iterations:,}")
+
+    def info(self, message):
+        """A status line on stderr, unless the run is quiet (``progress=False``); warnings and
+        the reason for an early stop use :func:`log` and always print."""
+        if self.progress:
+            log(message)
 
     # -- clocks ----------------------------------------------------------------------------
     def train_seconds(self):
@@ -307,8 +318,9 @@ class Run:
         path, reason = None, None
         failed = True
         try:
-            compile_seconds = executor.prepare(self)
-            log(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
+            with compile_notice(COMPILE_SECONDS[executor.in_background], self.progress):
+                compile_seconds = executor.prepare(self)
+            self.info(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
             self.lease.clear_stale()
             self.monitor = RunMonitor(self.config, self.logdir, self.game, self.progress,
                                       start_iterations=self.start_iterations)
@@ -353,11 +365,12 @@ class Run:
                                        ran=self.iterations > self.start_iterations)
         ran = self.iterations - self.start_iterations
         if train_seconds > 0 and ran:
-            log(f"decision-node visits: {self.visits / train_seconds:,.0f}/s "
-                f"({self.visits / ran:.1f} per iteration); store "
-                f"{format_bytes(self.store.nbytes)} for {self.store.num_infosets:,} infosets")
+            self.info(f"decision-node visits: {self.visits / train_seconds:,.0f}/s "
+                      f"({self.visits / ran:.1f} per iteration); store "
+                      f"{format_bytes(self.store.nbytes)} for {self.store.num_infosets:,} "
+                      "infosets")
         for line in executor.summary(self):
-            log(line)
+            self.info(line)
         return RunResult.finish(self.iterations, ran, train_seconds, self.store.num_infosets,
                                 path, compile_seconds, reason)
 
@@ -430,8 +443,9 @@ class Run:
         path = self.writer.submit(self.iterations, header, snapshot, background=background)
         if background:
             size = sum(a.nbytes for a in snapshot.values())
-            log(f"checkpoint at iteration {self.iterations:,}: training paused {pause:.2f} s to "
-                f"copy {format_bytes(size)}; writing {path.name} in the background")
+            self.info(f"checkpoint at iteration {self.iterations:,}: training paused "
+                      f"{pause:.2f} s to copy {format_bytes(size)}; writing {path.name} in the "
+                      "background")
         return path
 
 

@@ -4,6 +4,8 @@ Seeds come from here so every test is reproducible; games and evaluators are bui
 session (they are immutable).
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -30,6 +32,22 @@ def kuhn():
 @pytest.fixture(scope="session")
 def leduc():
     return make_game("leduc")
+
+
+@pytest.fixture(scope="session")
+def hunl_run(tmp_path_factory):
+    """A logdir holding a checkpoint of 20,000 in-process iterations of
+    ``configs/hunl_default.yaml`` (seed 0): a real heads-up blueprint, barely trained. Tests
+    read it; none writes into it."""
+    from holdem import config as config_mod
+    from holdem.solver.solver import Solver, save_solver
+
+    logdir = tmp_path_factory.mktemp("hunl_default")
+    cfg = config_mod.load(Path(__file__).resolve().parents[1] / "configs" / "hunl_default.yaml")
+    solver = Solver(make_game(cfg), cfg)
+    solver.run(20_000)
+    save_solver(solver, logdir / "checkpoints" / "ckpt-000000020000.ckpt")
+    return logdir
 
 
 @pytest.fixture(scope="session")

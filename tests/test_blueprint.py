@@ -1,5 +1,6 @@
 """The read-only Blueprint API over checkpoints."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +45,25 @@ def test_nlhe_query_by_line_and_cards(tmp_path):
     assert list(flop)[0] == "c" and sum(flop.values()) == pytest.approx(1)
     with pytest.raises(ValueError, match="not an action here"):
         bp.query(["r7b"], hole=[0, 5])
-    with pytest.raises(ValueError, match="needs 3 board cards"):
+    with pytest.raises(ValueError, match="board needs 3 cards, got 0"):
         bp.query(["c", "c"], hole=[0, 5])
+    # Cards as text; errors name them as text, never as the padded numbers of the lookup.
+    line = ["r2.5b", "c"]
+    assert bp.query(line, "As Kd", "2c 7h 9d") == bp.query(line, [51, 45], [0, 22, 29])
+    assert bp.query(line, ["As", "Kd"], "2c7h9d") == bp.query(line, [51, 45], [0, 22, 29])
+    for hole, board, message in [
+            ("As Kd", "As 7h 9d", "As is dealt twice: hole As Kd, board As 7h 9d"),
+            ([51, 45], [51, 22, 29], "As is dealt twice: hole As Kd, board As 7h 9d"),
+            ("Kd Kd", "2c 7h 9d", "Kd is dealt twice: hole Kd Kd, board 2c 7h 9d"),
+            ("As", "2c 7h 9d", "hole needs 2 cards, got As"),
+            ("As Kx", "2c 7h 9d", "hole: bad card 'Kx'"),
+            ([51, 60], "2c 7h 9d", "hole: card 60 is outside 0..51"),
+            ("As Kd", "2c 7h 9d 3s", r"flop decision: the board needs 3 cards, got 4 \(2c 7h")]:
+        with pytest.raises(ValueError, match=message) as info:
+            bp.query(line, hole, board)
+        assert not re.search(r"\b(1[0-9]|[2-4][0-9])\b", str(info.value))   # no card numbers
+    with pytest.raises(ValueError, match="preflop decision: the board needs 0 cards, got 3"):
+        bp.query([], "As Kd", "2c 7h 9d")
 
 
 def test_inspect_blueprint_cli(tmp_path):
@@ -64,13 +82,32 @@ def test_inspect_blueprint_cli(tmp_path):
     summary = run()
     assert summary.returncode == 0, summary.stderr
     assert "iterations: 2000" in summary.stdout and "game: nlhe" in summary.stdout
-    spot = run("--spot", "c c | As Kd | 2c 7h 9d")
-    assert spot.returncode == 0, spot.stderr
-    rows = [line.split() for line in spot.stdout.splitlines()]
-    assert rows[0][0] == "c" and abs(sum(float(p) for _, p in rows) - 1) < 1e-3
-    bad = run("--spot", "r9b | As Kd")
-    assert bad.returncode == 2 and "not an action here" in bad.stderr
-    assert "Traceback" not in bad.stderr
+    flop = run("--spot", "r2.5b c | As Kd | 2c 7h 9d")
+    assert flop.returncode == 0, flop.stderr
+    lines = flop.stdout.splitlines()
+    assert lines[0] == "to act: player 1, the big blind; flop; pot 5 bb, nothing to call"
+    bucket = holdem.Blueprint.load(tmp_path).spot(["r2.5b", "c"], "As Kd", "2c 7h 9d").bucket
+    assert lines[1] == f"cards: As Kd, board 2c 7h 9d -> flop bucket {bucket} of 50"
+    rows = [line.split() for line in lines[3:]]
+    assert [r[0] for r in rows] == ["c", "r0.5p", "r1p", "a"]
+    assert [" ".join(r[1:-1]) for r in rows] == ["check", "bet 2.5 bb", "bet 5 bb",
+                                                  "all-in: bet 97.5 bb"]
+    assert abs(sum(float(r[-1]) for r in rows) - 1) < 1e-3
+    preflop = run("--spot", "r2.5b | Ah Ks |")
+    assert preflop.returncode == 0, preflop.stderr
+    lines = preflop.stdout.splitlines()
+    assert lines[0] == "to act: player 1, the big blind; preflop; pot 3.5 bb, 1.5 bb to call"
+    assert re.fullmatch(r"cards: Ah Ks -> preflop bucket \d+ of 169 = hand class AKo", lines[1])
+    assert [" ".join(line.split()[1:-1]) for line in lines[3:]] == [
+        "fold", "call 1.5 bb", "raise to 7.5 bb", "all-in: raise to 100 bb"]
+    for spot, message in [("r9b | As Kd", "not an action here"),
+                          ("c c | As Kd | 2c 7h 9d 3s", "the board needs 3 cards, got 4"),
+                          ("c c | As Kd", "the board needs 3 cards, got 0"),
+                          ("| As Kd | 2c 7h 9d", "preflop decision: the board needs 0 cards"),
+                          ("c c | As Kd | As 7h 9d", "As is dealt twice: hole As Kd, board As")]:
+        bad = run("--spot", spot)
+        assert bad.returncode == 2 and message in bad.stderr, (spot, bad.stderr)
+        assert "Traceback" not in bad.stderr and len(bad.stderr.splitlines()) == 1
 
 
 def test_translate_real_sizes_to_the_tree(tmp_path):
@@ -86,18 +123,45 @@ def test_translate_real_sizes_to_the_tree(tmp_path):
     labels, notes = bp.translate_line([("raise", 5), ("call", 0), ("check", 0), ("bet", 6)],
                                       big_blind=2)
     assert labels[-1] == "r0.5p" and 0.5 < notes[-1][2] <= 1.0
-    labels, _ = bp.translate_line([("allin", 200)], big_blind=2)
-    assert labels == ["a"]
+    labels, notes = bp.translate_line([("allin", 200)], big_blind=2)
+    assert labels == ["a"] and notes[0].options == (("a", 49.5, 1.0),) and notes[0].is_exact
+
+
+def test_off_tree_sizes_are_read_at_random_with_pseudo_harmonic_odds(small_nlhe_blueprint):
+    """A 7 bb open (3 x pot; the tree opens 2.5 bb = 0.75 x pot, or all-in = 49.5 x pot) is
+    read as r2.5b with probability f(3) of Ganzfried & Sandholm (2013), eq. 3, else as all-in;
+    never always as all-in, which a player could exploit."""
+    from holdem.abstraction.actions import pseudo_harmonic
+
+    bp = small_nlhe_blueprint
+    line = [("raise", 14), ("call", 0)]                         # big blind 2 chips: 7 bb
+    p_small = pseudo_harmonic(3.0, 0.75, 49.5)
+    assert p_small == pytest.approx((49.5 - 3) * 1.75 / (48.75 * 4))
+    labels, notes = bp.translate_line(line, big_blind=2)        # no rng: the likelier reading
+    assert labels[0] == "a" and notes[0].fraction == pytest.approx(3.0)
+    assert notes[0].options == (("r2.5b", 0.75, pytest.approx(p_small)),
+                                ("a", 49.5, pytest.approx(1 - p_small)))
+    assert not notes[0].is_exact
+    rng = np.random.default_rng(5)
+    reads = [bp.translate_line(line[:1], 2, rng=rng)[0][0] for _ in range(4_000)]
+    share = reads.count("r2.5b") / len(reads)                  # 0.417; sd 0.008
+    assert abs(share - p_small) < 0.03
+    # One seed reads a line and its continuations alike, so a bot keeps its reading: a flop
+    # bet of 0.6 x pot (r0.5p 75%, r1p 25%), then a raise to 15 bb.
+    flop = [("raise", 5), ("call", 0), ("check", 0), ("bet", 6)]
+    first = set()
+    for seed in range(40):
+        short, _ = bp.translate_line(flop, 2, rng=np.random.default_rng(seed))
+        longer, notes = bp.translate_line(flop + [("raise", 30)], 2,
+                                          rng=np.random.default_rng(seed))
+        assert longer[:4] == short and notes[1].label == short[-1] and len(notes) == 3
+        first.add(short[-1])
+    assert first == {"r0.5p", "r1p"}
 
 
 @pytest.fixture(scope="module")
-def small_nlhe_blueprint(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("h2h")
-    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
-    solver = Solver(make_game(cfg), cfg)
-    solver.run(20_000)
-    save_solver(solver, tmp / "checkpoints" / "ckpt-000000020000.ckpt")
-    return holdem.Blueprint.load(tmp)
+def small_nlhe_blueprint(hunl_run):
+    return holdem.Blueprint.load(hunl_run)
 
 
 def test_head_to_head_against_baselines_and_itself(small_nlhe_blueprint):
@@ -167,8 +231,16 @@ def test_nlhe_export_round_trip_matches_blueprint(small_nlhe_blueprint, tmp_path
         outs[suffix] = read_export(out)
     assert len(outs["json"]) == len(outs["csv"]) > 0
     for a, b in zip(outs["json"], outs["csv"]):
-        assert (a["history"], a["bucket"], a["actions"], a["strategy"]) == (
-            b["history"], b["bucket"], b["actions"], b["strategy"])
+        assert (a["history"], a["bucket"], a.get("hand"), a["actions"], a["strategy"]) == (
+            b["history"], b["bucket"], b.get("hand"), b["actions"], b["strategy"])
+    # Preflop records name the bucket's hand class; its cards fall in that bucket.
+    from holdem.analysis.charts import combos
+
+    preflop = [r for r in outs["json"] if r["street"] == "preflop"]
+    assert preflop and all("hand" not in r for r in outs["json"] if r["street"] != "preflop")
+    assert {r["hand"] for r in preflop if r["history"] == ""} >= {"AA", "AKs", "AKo", "72o"}
+    for r in preflop[:300]:
+        assert bp.spot([], combos(r["hand"])[-1]).bucket == r["bucket"]
     tree = bp.game.tree
     node_of = {history_string(bp.game.rules, int(n)): int(n)
                for n in np.flatnonzero(tree.kind == NodeKind.DECISION)}

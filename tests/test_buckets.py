@@ -297,6 +297,29 @@ def test_river_and_preflop_buckets_monotone(tiny_build):
     assert np.all(np.diff(pre[order]) >= 0) and pre[PREFLOP_CLASS_NAMES.index("AA")] == 9
 
 
+def test_preflop_hands_names_the_classes_of_each_bucket(tiny_build):
+    from holdem.analysis.charts import GRID, combos
+
+    tables = make_tables(tiny_build[1], TINY)
+    hands = buckets.preflop_hands(tables)
+    assert len(hands) == 10 and "AA" in hands[9]
+    listed = [name for names in hands for name in names]
+    assert sorted(listed) == sorted(PREFLOP_CLASS_NAMES)                 # each class once
+    grid = [name for row in GRID for name in row]
+    for bucket, names in enumerate(hands):
+        assert list(names) == sorted(names, key=grid.index)              # in grid order
+        for name in names:
+            for hole in combos(name):
+                board = [c for c in range(52) if c not in hole][:5]
+                assert lookup_buckets(tables, np.array(hole), np.array(board))[0, 0] == bucket
+
+
+def test_lookup_errors_name_cards_as_text(tiny_build):
+    tables = make_tables(tiny_build[1], TINY)
+    with pytest.raises(ValueError, match="As appears twice in As Kd As 7h 9d 2c 3c"):
+        lookup_buckets(tables, parse("As Kd"), parse("As 7h 9d 2c 3c"))
+
+
 def test_deal_buckets_match_tables(tiny_build, rng):
     """deal_buckets == per-street lookups by class, isomorphism index and river score, for
     2..6 players; the answer does not depend on the other players."""

@@ -10,8 +10,8 @@ import itertools
 import numpy as np
 import pytest
 
-from holdem.cards import (card_rank, card_suit, format_card, format_cards, make_card, parse,
-                          random_hands)
+from holdem.cards import (card_rank, card_suit, card_tuple, describe_cards, format_card,
+                          format_cards, make_card, parse, random_hands, repeated_card)
 from holdem.evaluator import (CATEGORY_NAMES, NUM_DISTINCT_RANKS5, NUM_DISTINCT_RANKS7,
                               HandCategory, hand_category, kernels, rank5, rank6, rank7,
                               rank7_batch, rank7_histogram, rank_batch)
@@ -139,6 +139,19 @@ def test_parse_errors_name_the_token(text, token):
         parse(text)
 
 
+def test_people_pass_cards_as_text_and_errors_name_them_as_text():
+    assert rank5("As Ks Qs Js Ts") == rank5(parse("As Ks Qs Js Ts")) == rank5([51, 47, 43, 39, 35])
+    assert rank7("AsKsQsJsTs2c3d") == rank7(parse("As Ks Qs Js Ts 2c 3d"))
+    assert card_tuple("As Kd") == card_tuple(["As", "Kd"]) == card_tuple([51, 45]) == (51, 45)
+    assert card_tuple(np.array([51, 45], dtype=np.int8)) == (51, 45)
+    for bad, message in [("As Kx", "hole: bad card 'Kx'"), ([51, 52], "hole: card 52 is outside"),
+                         ([51.0], "hole: 51.0 is not a card"), ([True], "is not a card")]:
+        with pytest.raises(ValueError, match=message):
+            card_tuple(bad, "hole")
+    assert describe_cards([51, 45, 20]) == "As Kd 7c" and describe_cards([51, 60]) == "[51, 60]"
+    assert repeated_card([51, 45, 51]) == "As" and repeated_card([51, 45]) is None
+
+
 def test_format_rejects_bad_cards():
     for card in (-1, 52):
         with pytest.raises(ValueError, match=str(card)):
@@ -196,7 +209,9 @@ def test_kernel_entry_points_agree(rng):
     (rank5, [-1, 1, 2, 3, 4], "0..51"),
     (rank7, [0, 1, 2, 3, 4, 5, 5], "distinct"),
     (rank5, [0.0, 1.0, 2.0, 3.0, 4.0], "integers"),
-    (rank5, "As Ks Qs Js Ts", "parse"),
+    (rank5, "As Ks Qs Js Tx", "'Tx'"),
+    (rank7, "As Ks Qs Js Ts 9c As", "As appears twice in As Ks Qs Js Ts 9c As"),
+    (rank7, [51, 47, 43, 39, 35, 28, 51], "As appears twice in As Ks Qs Js Ts 9c As"),
 ])
 def test_rank_validation(func, cards, message):
     with pytest.raises(ValueError, match=message):
@@ -208,7 +223,7 @@ def test_rank_validation(func, cards, message):
     (np.arange(7), r"\(n, 7\)"),
     (np.arange(7, dtype=np.float64)[None, :], "integers"),
     (np.array([[0, 1, 2, 3, 4, 5, 300]]), "0..51"),
-    (np.array([[0, 1, 2, 3, 4, 5, 6], [0, 1, 2, 3, 4, 5, 0]]), "row 1"),
+    (np.array([[0, 1, 2, 3, 4, 5, 6], [0, 1, 2, 3, 4, 5, 0]]), "row 1 repeats a card: 2c 2d"),
 ])
 def test_batch_validation(cards, message):
     with pytest.raises(ValueError, match=message):

@@ -220,6 +220,15 @@ def test_equity_matches_brute_force(hole, board, picks, rng):
         assert eq[c] == pytest.approx(_brute_equity(hole, board, tuple(card[c])), abs=1e-12)
 
 
+def test_equity_takes_cards_as_text_and_names_them_as_text():
+    np.testing.assert_array_equal(lbr.combo_equity("Ts Kd", "7h 8d Js"),
+                                  lbr.combo_equity([35, 45], [22, 25, 39]))
+    with pytest.raises(ValueError, match="got hole As Kd, board As 7h 9d"):
+        lbr.combo_equity("As Kd", "As 7h 9d")
+    with pytest.raises(ValueError, match="board: bad card 'Xh'"):
+        lbr.combo_equity("As Kd", "Xh 7h 9d")
+
+
 @pytest.mark.parametrize("street", [1, 2])
 def test_allin_expectation_matches_brute_force(street):
     """An all-in before the river scores LBR's exact pot share against the actual hand."""
@@ -258,8 +267,31 @@ def test_cli_lbr_prints_the_bound(nlhe_checkpoint):
     assert re.search(r"^lbr: -?[\d.]+ ± [\d.]+ mbb/hand \(95% CI, 300 hands\)$", proc.stdout,
                      re.M), proc.stdout
     assert re.search(r"^lbr speed: \d+ hands/s", proc.stdout, re.M), proc.stdout
+    note = re.search(r"^note: 300 hands are too few for a useful interval \(± (\d+) mbb/hand or "
+                     r"less, from at least 10,000 hands\); try --hands (\d+) \(", proc.stdout, re.M)
+    assert note and int(note[2]) >= 10_000, proc.stdout
     proc = _eval("--checkpoint", nlhe_checkpoint, "--exploitability")
     assert proc.returncode == 2 and "--lbr" in proc.stderr and "not available" not in proc.stderr
+
+
+@pytest.mark.parametrize("mbb, ci95, hands, needed", [
+    (900.0, 135.0, 100_000, 100_000),       # ± 135 <= a quarter of 900: useful as it is
+    (900.0, 300.0, 100_000, 180_000),       # 100,000 x (300 / 225)^2 = 177,778
+    (200.0, 250.0, 50_000, 320_000),        # ± 100 wanted: 50,000 x 2.5^2 = 312,500
+    (500.0, 3_000.0, 300, 180_000),         # 300 x (3000 / 125)^2 = 172,800
+    (500.0, 50.0, 2_000, 10_000),           # narrow, but from too few hands to trust
+    (750.0, 0.0, 2_000, 2_000),             # no spread at all (always-fold): exact
+    (100.0, float("inf"), 2, lbr.DEFAULT_HANDS),   # one deal: no interval
+])
+def test_too_few_hands_for_a_useful_interval_suggest_a_count(mbb, ci95, hands, needed):
+    result = lbr.LbrResult(mbb_per_hand=mbb, ci95=ci95, hands=hands, seconds=1.0)
+    assert result.hands_needed() == needed
+    if needed == hands:
+        assert result.advice() is None
+    else:
+        note = result.advice()
+        assert note.startswith(f"note: {hands:,} hands are too few for a useful interval")
+        assert f"try --hands {needed} " in note
 
 
 def test_cli_lbr_on_a_small_game_is_a_clear_error(tmp_path):

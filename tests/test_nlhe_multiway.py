@@ -252,6 +252,8 @@ def test_preflop_export_round_trips(trained_three_way, tmp_path):
     assert all(r["player"] == seat_of[r["history"]] for r in records if r["history"] in seat_of)
     root = [r for r in records if r["history"] == ""]
     assert len(root) > 10
+    hands = [r["hand"] for r in records]
+    assert all(hands) and {h for h in hands} >= {"AA", "AKs"}   # the buckets' hand classes
     for r in root:
         node = MultiwayNode(solver.game.multiway, solver.game.rules.abstraction)
         sums = solver.store.values_of(node.infoset_key(r["bucket"]))[1]

@@ -420,8 +420,13 @@ def test_dealing_from_a_generator_is_reproducible_and_leaves_given_cards():
     s = HandState(config, board=flop, rng=np.random.default_rng(1))
     assert s.full_board[:3] == flop
     assert not set(flop) & {c for h in s.hole_cards for c in h}
-    with pytest.raises(ValueError, match="dealt twice"):
+    with pytest.raises(ValueError, match="dealt twice: 2d in 2c 2d 2d 2h"):
         HandState(TableConfig((100, 100), 1, 2), hole_cards=[(0, 1), (1, 2)], board=DEFAULT_BOARD)
+    text = HandState(TableConfig((100, 100), 1, 2), hole_cards=["As Kd", "7c 7d"],
+                     board="2c 7h 9d Ts Js")
+    assert text.hole_cards == ((51, 45), (20, 21)) and text.full_board == (0, 22, 29, 35, 39)
+    with pytest.raises(ValueError, match="hole cards: bad card 'Kx'"):
+        HandState(TableConfig((100, 100), 1, 2), hole_cards=["As Kx", "7c 7d"])
     with pytest.raises(ValueError, match="pass rng"):
         HandState(config)
 

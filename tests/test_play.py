@@ -3,7 +3,6 @@
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,22 +16,10 @@ from holdem.games.nlhe.rules import HandState
 from holdem.solver.solver import Solver
 from holdem.solver.solver import save_solver
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("play")
-    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
-    solver = Solver(make_game(cfg), cfg)
-    solver.run(20_000)
-    save_solver(solver, tmp / "checkpoints" / "ckpt-000000020000.ckpt")
-    return tmp
-
-
-@pytest.fixture(scope="module")
-def bp(run_dir):
-    return holdem.Blueprint.load(run_dir)
+def bp(hunl_run):
+    return holdem.Blueprint.load(hunl_run)
 
 
 def _state(stacks=(10_000, 10_000)):
@@ -111,6 +98,29 @@ def test_bot_always_acts_legally_against_random_play(bp, big_blind, stack_bb):
     assert decisions > 150 and on_tree > decisions // 2
 
 
+def test_bot_reads_an_off_tree_open_at_random_and_keeps_its_reading(bp):
+    """Against a 7 bb open (the tree has 2.5 bb and all-in) the bot reads r2.5b about 42% of
+    the hands (pseudo-harmonic), all-in otherwise, and keeps one reading through a hand."""
+    from holdem.abstraction.actions import pseudo_harmonic
+
+    bot = BlueprintBot(bp, 100, np.random.default_rng(2))
+    config = TableConfig(stacks=(10_000, 10_000), small_blind=50, big_blind=100)
+    reads = []
+    for hand in range(600):
+        state = HandState(config, rng=np.random.default_rng(hand))
+        state.apply(Action.raise_to(700))                   # the human, small blind, opens 7 bb
+        labels, notes = bot.translate(state)
+        reads.append(labels[0])
+        assert notes[0].options[0][:2] == ("r2.5b", 0.75) and notes[0].options[1][0] == "a"
+        decision = bot.decide(state)
+        assert decision.labels == labels and bot.translate(state)[0] == labels
+        if decision.label == "c" and labels == ["r2.5b"]:
+            state.apply(decision.action)                    # the flop: same reading
+            assert bot.translate(state)[0][:1] == labels
+    share = reads.count("r2.5b") / len(reads)               # 0.417, sd 0.02
+    assert abs(share - pseudo_harmonic(3.0, 0.75, 49.5)) < 0.07 and "a" in reads
+
+
 def _game(bp, lines, seed=7, show_probs=False):
     out, feed = [], iter(lines)
 
@@ -155,8 +165,8 @@ def _cli(*args, stdin="", timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
-def test_cli_plays_hands_to_completion(run_dir):
-    proc = _cli("--checkpoint", str(run_dir), "--seed", "11", "--hands", "3",
+def test_cli_plays_hands_to_completion(hunl_run):
+    proc = _cli("--checkpoint", str(hunl_run), "--seed", "11", "--hands", "3",
                 stdin="c\n" * 60 + "q\n")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -166,17 +176,29 @@ def test_cli_plays_hands_to_completion(run_dir):
     assert "you are the small blind (button)" in out and "you are the big blind" in out
 
 
-def test_cli_illegal_action_and_quit(run_dir):
-    proc = _cli("--checkpoint", str(run_dir), "--seed", "1", stdin="k\nq\n")
+def test_cli_shows_how_the_bot_reads_an_off_tree_bet(hunl_run):
+    proc = _cli("--checkpoint", str(hunl_run), "--seed", "4", "--hands", "1",
+                stdin="r 7bb\n" + "c\n" * 30)
+    assert proc.returncode == 0, proc.stderr
+    assert "You raise to 700\n  (3.00 x pot is not a size of the bot's tree: it reads it as " \
+           "r2.5b (raise to 2.5 bb) 42% or a (all-in: raise to 100 bb) 58% (pseudo-harmonic, " \
+           "drawn once per hand))" in proc.stdout
+    on_tree = _cli("--checkpoint", str(hunl_run), "--seed", "4", "--hands", "1",
+                   stdin="r 250\n" + "c\n" * 30)
+    assert "You raise to 250\n" in on_tree.stdout and "size of the bot's tree" not in on_tree.stdout
+
+
+def test_cli_illegal_action_and_quit(hunl_run):
+    proc = _cli("--checkpoint", str(hunl_run), "--seed", "1", stdin="k\nq\n")
     assert proc.returncode == 0, proc.stderr
     assert "Illegal: player 0 cannot check" in proc.stdout
     assert proc.stdout.count("your action (? for help):") == 2
     assert "Quit (hand 1 not counted)." in proc.stdout and "Traceback" not in proc.stderr
-    eof = _cli("--checkpoint", str(run_dir), "--seed", "1", "--show-probs")
+    eof = _cli("--checkpoint", str(hunl_run), "--seed", "1", "--show-probs")
     assert eof.returncode == 0 and "End of input: stopping." in eof.stdout
 
 
-def test_cli_errors_are_one_line(run_dir, tmp_path):
+def test_cli_errors_are_one_line(hunl_run, tmp_path):
     proc = _cli("--checkpoint", str(tmp_path / "missing"))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     cfg = config_mod.default_for_game("leduc")

@@ -220,7 +220,7 @@ def restarts(stderr):
 def test_two_workers_reach_exact_count_and_converge(launch, tmp_path):
     iters = 2_000_000
     run = launch("run", "--game", "leduc", "--iters", iters, "--num-workers", 2,
-                 "--logdir", tmp_path / "run", "--quiet")
+                 "--logdir", tmp_path / "run")                  # not --quiet: the summary
     assert run.wait_until(lambda: len(run.poll_children()) >= 2, 60), run.stderr
     assert run.finish() == 0, run.stderr
     done_iters, infosets, path = run.done()
@@ -317,7 +317,7 @@ def test_resume_across_worker_counts(launch, tmp_path, first, second):
     assert a.finish() == 0, a.stderr
     assert a.done()[0] == n
     b = launch("b", "--game", "leduc", "--iters", 2 * n, "--num-workers", second,
-               "--logdir", tmp_path / "b", "--resume-from", tmp_path / "a", "--quiet")
+               "--logdir", tmp_path / "b", "--resume-from", tmp_path / "a")
     assert b.finish() == 0, b.stderr
     done_iters, infosets, path = b.done()
     assert (done_iters, infosets) == (2 * n, LEDUC_INFOSETS)
@@ -339,7 +339,7 @@ def test_resume_after_a_run_merging_on_several_threads(launch, tmp_path):
     assert b.finish() == 0, b.stderr
     c = launch("c", "--game", "leduc", "--iters", 3 * n, "--num-workers", 2,
                "--merge-threads", 2, "--logdir", tmp_path / "run", "--resume-from",
-               tmp_path / "run", "--quiet")
+               tmp_path / "run")
     assert c.finish() == 0, c.stderr
     assert c.done()[:2] == (3 * n, LEDUC_INFOSETS)
     assert ckpt.load(ckpt.resolve(tmp_path / "run")).iterations == 3 * n
@@ -364,7 +364,7 @@ def test_resume_with_another_game_fails_in_one_line(launch, tmp_path, workers):
 def test_fork_start_method_completes(launch, tmp_path):
     iters = 2_000_000
     run = launch("run", "--game", "leduc", "--iters", iters, "--num-workers", 2,
-                 "--start-method", "fork", "--logdir", tmp_path / "run", "--quiet")
+                 "--start-method", "fork", "--logdir", tmp_path / "run")
     assert run.wait_until(lambda: len(run.poll_children()) >= 2, 60), run.stderr
     assert run.finish() == 0, run.stderr
     assert run.done()[:2] == (iters, LEDUC_INFOSETS)

@@ -99,13 +99,13 @@ import numpy as np
 from holdem.abstraction import kernels
 from holdem.abstraction.isomorphism import STREET_SIZES, board_indexer, street_indexer
 from holdem.abstraction.kernels import MAX_SCORE, RUNTIME_WORK, deal_buckets, num_buckets
-from holdem.cards import RANK_CHARS
+from holdem.cards import RANK_CHARS, describe_cards, repeated_card
 from holdem.fileio import atomic_open
 
 __all__ = ["BucketParams", "BucketTables", "BucketFile", "BucketFileError", "build_buckets",
            "save_buckets", "load_buckets", "bucket_file_checksum", "make_work", "num_buckets",
            "deal_buckets", "lookup_buckets", "river_hand_strength", "preflop_equity",
-           "preflop_class", "PREFLOP_CLASS_NAMES", "quantile_buckets"]
+           "preflop_class", "preflop_hands", "PREFLOP_CLASS_NAMES", "quantile_buckets"]
 
 MAGIC = b"HOLDEMBK"
 FORMAT_VERSION = 1
@@ -231,6 +231,18 @@ def _preflop_tables():
                     if reps[k, 0] < 0:
                         reps[k] = (c0, c1)
     return cls, sizes, reps
+
+
+def preflop_hands(tables):
+    """The hand classes in each preflop bucket of ``tables`` (:class:`BucketTables`): a list
+    indexed by bucket of tuples of class names (``('AKs',)``; one class per bucket when the
+    buckets are the 169 lossless classes), in grid order AA, AKs, ..., AKo, KK, ..., 22."""
+    _, _, reps = _preflop_tables()
+    out = [[] for _ in range(int(tables.num_buckets[0]))]
+    for k in range(NUM_PREFLOP_CLASSES - 1, -1, -1):        # class index descending = grid order
+        c0, c1 = reps[k]
+        out[int(tables.preflop_bucket[c0 * 52 + c1])].append(PREFLOP_CLASS_NAMES[k])
+    return [tuple(names) for names in out]
 
 
 def preflop_equity(num_players=2, samples=100_000, seed=0, num_threads=None):
@@ -672,7 +684,8 @@ def _checked_deal(hole, board):
     if cards.dtype.kind not in "iu" or cards.min() < 0 or cards.max() > 51:
         raise ValueError(f"cards must be integers 0..51, got {cards.tolist()}")
     if np.unique(cards).size != cards.size:
-        raise ValueError(f"cards must be distinct, got {cards.tolist()}")
+        raise ValueError(f"cards must be distinct: {repeated_card(cards)} appears twice in "
+                         f"{describe_cards(cards)}")
     return hole.astype(np.int64), board.astype(np.int64)
 
 

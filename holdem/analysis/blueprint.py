@@ -1,13 +1,16 @@
 """Loading a checkpoint's strategies for analysis (read-only)."""
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.analysis.strategy import average_profile, current_profile
+from holdem.cards import card_tuple, describe_cards, repeated_card
 from holdem.games import make_game
 
 
@@ -49,6 +52,63 @@ def load_profile(path):
                          visited=visited)
 
 
+STREETS = ("preflop", "flop", "turn", "river")
+
+
+def action_meaning(label, to, bet, commit, big_blind):
+    """What abstract action ``label`` does at a decision, in words: 'fold', 'check', 'call 1.5
+    bb', 'bet 3 bb', 'raise to 7.5 bb', 'all-in: raise to 100 bb'. ``to``: the street
+    commitment after the action; ``bet``: the street's highest commitment before it;
+    ``commit``: the actor's; all in chips, ``big_blind`` chips to a big blind."""
+    def bb(chips):
+        return f"{chips / big_blind:g} bb"
+
+    if label == "f":
+        return "fold"
+    if label == "c":
+        return "check" if to == commit else f"call {bb(to - commit)}"
+    text = f"bet {bb(to)}" if bet == 0 else f"raise to {bb(to)}"
+    return f"all-in: {text}" if label == "a" else text
+
+
+class Translation(NamedTuple):
+    """How :meth:`Blueprint.translate_line` read one real bet or raise."""
+
+    fraction: float         # its size: chips added beyond a call, as a fraction of the pot
+    label: str              # the abstract action it was read as
+    probability: float      # the probability of that reading
+    options: tuple          # ((label, pot fraction, probability), ...): the one or two readings
+
+    @property
+    def is_exact(self):
+        """The size is an abstract size (read as it with certainty)."""
+        return len(self.options) == 1 and math.isclose(self.fraction, self.options[0][1],
+                                                       rel_tol=1e-9, abs_tol=1e-9)
+
+
+@dataclass(frozen=True)
+class Spot:
+    """One No-Limit Hold'em decision of a blueprint (:meth:`Blueprint.spot`); amounts in big
+    blinds."""
+
+    line: tuple             # the abstract labels so far
+    player: int             # the seat to act: 0 = small blind, 1 = big blind, 2 = UTG, ...
+    seat: str               # its name: 'small blind (button)', 'big blind', 'UTG', ..., 'button'
+    street: int             # 0 = preflop .. 3 = river
+    hole: tuple             # the player's two cards (ints 0..51)
+    board: tuple            # the board dealt so far
+    bucket: int             # the player's card bucket on this street
+    num_buckets: int        # buckets on this street
+    hands: tuple            # preflop: the hand classes in the bucket ('AKs', ...); else ()
+    pot: float              # chips in the middle before this decision
+    to_call: float
+    labels: tuple           # the actions, in tree order
+    meanings: tuple         # what each does here ('check', 'call 1.5 bb', 'raise to 7.5 bb', ...)
+    strategy: np.ndarray    # float64: the probability of each action
+    key: int                # the infoset key
+    visited: bool           # False: training never reached this infoset (the strategy is uniform)
+
+
 class Blueprint:
     """A trained strategy, read-only: ``Blueprint.load(path)`` (checkpoint file or logdir).
 
@@ -71,6 +131,7 @@ class Blueprint:
         self._offsets = np.cumsum(counts) - counts
         self._order = np.argsort(self._keys, kind="stable")
         self._sorted_keys = np.asarray(self._keys)[self._order]
+        self._hands = None
 
     @classmethod
     def load(cls, path):
@@ -145,51 +206,112 @@ class Blueprint:
             node = node.child(names.index(label))
         return node
 
+    def _decision(self, labels):
+        """(player, street, key_of(bucket), [(label, to)], bet, commit, pot) of the decision after
+        ``labels`` (No-Limit Hold'em; chips: ``to`` the street commitment after each action,
+        ``bet`` the street's highest commitment, ``commit`` the actor's, ``pot`` all chips in)."""
+        if self.game.name != "nlhe":
+            raise ValueError("spot() and query() are for No-Limit Hold'em; use strategy(key, ...)")
+        if self.game.is_multiway:
+            node = self.multiway_node(labels)
+            if node.is_terminal:
+                raise ValueError(f"line {labels!r} ends the hand")
+            moves = list(zip(node.labels(), (to for _, to in node.actions())))
+            return (node.player, node.street, node.infoset_key, moves, node.bet,
+                    int(node.commitments[node.player]), int(node.contributions.sum()))
+        tree, rules = self.game.tree, self.game.rules
+        node = self.node_of(labels)
+        if tree.kind[node] != 0:
+            raise ValueError(f"line {labels!r} ends the hand")
+        player = int(tree.player[node])
+        c0, na = int(tree.child_start[node]), int(tree.num_actions[node])
+        moves = [(rules.labels[c], int(rules.raise_to[c])) for c in range(c0, c0 + na)]
+        bet = dict(moves)["c"]                           # calling matches the street's bet
+        commit = bet - int(tree.contrib[node, 1 - player] - tree.contrib[node, player])
+        history = int(tree.history[node]) * self.game.bucket_stride
+        return (player, int(tree.street[node]), lambda bucket: history + bucket, moves, bet,
+                commit, int(tree.contrib[node].sum()))
+
+    def action_meanings(self, labels):
+        """{label: what it does, in words ('fold', 'check', 'call 1.5 bb', 'raise to 7.5 bb',
+        ...)} for the actions of the decision after ``labels``, in tree order."""
+        _, _, _, moves, bet, commit, _ = self._decision(list(labels))
+        return dict(zip((label for label, _ in moves), self._meanings(moves, bet, commit)))
+
+    def _meanings(self, moves, bet, commit):
+        return tuple(action_meaning(label, to, bet, commit, self._big_blind)
+                     for label, to in moves)
+
+    @property
+    def _big_blind(self):
+        return self.game.rules.table.chips(self.game.rules.table.big_blind)
+
+    @property
+    def _preflop_hands(self):
+        from holdem.abstraction.buckets import preflop_hands
+
+        if self._hands is None:
+            self._hands = preflop_hands(self.game.deal.tables)
+        return self._hands
+
+    def spot(self, labels, hole, board=(), average=True):
+        """The decision after the line ``labels`` (abstract labels) for the player to act holding
+        ``hole`` with ``board`` (the cards dealt so far: 0, 3, 4 or 5, as the line's street
+        needs); cards as text (``"As Kd"``) or ints 0..51. Returns a :class:`Spot`."""
+        from holdem.abstraction.buckets import lookup_buckets
+        from holdem.games.nlhe.rules import seat_name
+
+        labels = list(labels)
+        hole, board = card_tuple(hole, "hole"), card_tuple(board, "board")
+        if len(hole) != 2:
+            raise ValueError(f"hole needs 2 cards, got {describe_cards(hole)}")
+        player, street, key_of, moves, bet, commit, pot = self._decision(labels)
+        need = (0, 3, 4, 5)[street]
+        if len(board) != need:
+            raise ValueError(f"line {' '.join(labels) or '(root)'!r} is a {STREETS[street]} "
+                             f"decision: the board needs {need} cards, got {len(board)}"
+                             + (f" ({describe_cards(board)})" if board else ""))
+        twice = repeated_card(hole + board)
+        if twice:
+            raise ValueError(f"{twice} is dealt twice: hole {describe_cards(hole)}, board "
+                             f"{describe_cards(board) if board else '(none)'}")
+        filler = [c for c in range(52) if c not in set(hole) | set(board)]
+        full_board = (list(board) + filler)[:5]           # later cards do not change the bucket
+        tables = self.game.deal.tables
+        bucket = int(lookup_buckets(tables, np.array([hole]), np.array(full_board))[0, street])
+        key, big_blind = key_of(bucket), self._big_blind
+        return Spot(line=tuple(labels), player=player,
+                    seat=seat_name(player, self.game.num_players), street=street, hole=hole,
+                    board=board, bucket=bucket, num_buckets=int(tables.num_buckets[street]),
+                    hands=self._preflop_hands[bucket] if street == 0 else (),
+                    pot=pot / big_blind, to_call=(bet - commit) / big_blind,
+                    labels=tuple(label for label, _ in moves),
+                    meanings=self._meanings(moves, bet, commit),
+                    strategy=self.strategy(key, len(moves), average), key=key,
+                    visited=self._row(key) >= 0)
+
     def query(self, labels, hole, board=(), average=True):
         """Strategy of the player to act after ``labels`` holding ``hole`` (2 cards) with the
-        board cards dealt so far. Returns {label: probability}."""
-        from holdem.abstraction.buckets import lookup_buckets
+        board cards dealt so far (text such as ``"As Kd"``, or ints 0..51). Returns
+        {label: probability}; :meth:`spot` tells more."""
+        spot = self.spot(labels, hole, board, average)
+        return {label: float(p) for label, p in zip(spot.labels, spot.strategy)}
 
-        if self.game.name != "nlhe":
-            raise ValueError("query() is for No-Limit Hold'em; use strategy(key, ...)")
-        if self.game.is_multiway:
-            spot = self.multiway_node(labels)
-            if spot.is_terminal:
-                raise ValueError(f"line {labels!r} ends the hand")
-            street, names, key_of = spot.street, spot.labels(), spot.infoset_key
-        else:
-            tree = self.game.tree
-            node = self.node_of(labels)
-            if tree.kind[node] != 0:
-                raise ValueError(f"line {labels!r} ends the hand")
-            street = int(tree.street[node])
-            c0 = int(tree.child_start[node])
-            names = [self.game.rules.labels[c0 + a] for a in range(int(tree.num_actions[node]))]
-            history = int(tree.history[node]) * self.game.bucket_stride
-
-            def key_of(bucket):
-                return history + bucket
-        need = (0, 3, 4, 5)[street]
-        board = list(board)
-        if len(board) < need:
-            raise ValueError(f"line {labels!r} is on street {street}: it needs {need} board "
-                             f"cards, got {len(board)}")
-        filler = [c for c in range(52) if c not in set(hole) | set(board)]
-        full_board = (board + filler)[:5]                 # later cards do not change the bucket
-        bucket = int(lookup_buckets(self.game.deal.tables, np.array([hole]),
-                                    np.array(full_board))[0, street])
-        probs = self.strategy(key_of(bucket), len(names), average)
-        return {name: float(probs[a]) for a, name in enumerate(names)}
-
-    def translate_line(self, actions, big_blind):
+    def translate_line(self, actions, big_blind, rng=None):
         """Abstract labels for a real heads-up line.
 
         ``actions`` are (kind, amount) pairs in the real game's chips, kind one of ``fold``,
         ``check``, ``call``, ``bet``, ``raise``, ``allin`` and amount the street commitment after
-        a bet/raise ("raise to"); ``big_blind`` the real big blind. A bet or raise that is not in
-        the tree is mapped, by pot fraction, to the abstract size the pseudo-harmonic rule
-        (Ganzfried & Sandholm 2013) favours; an all-in maps to ``a`` where the tree has one.
-        Returns (labels, [(real pot fraction, chosen label, probability of that choice)]).
+        a bet/raise ("raise to"); ``big_blind`` the real big blind. A bet or raise between two
+        abstract sizes (as pot fractions) is read as the smaller one with the pseudo-harmonic
+        probability of Ganzfried & Sandholm (2013), else as the larger; below the smallest or
+        above the largest size it is read as that size; an all-in maps to ``a`` where the tree
+        has one. With ``rng`` (a numpy Generator) the reading is drawn with those probabilities,
+        one draw per off-tree size in line order, so the same seed reads a line and every longer
+        line that starts with it the same way: act on this, since a fixed reading is
+        exploitable (a 7 bb open would always be read as all-in). Without ``rng`` the likelier
+        size is taken, for display only. Returns (labels, [:class:`Translation` per bet, raise
+        or all-in]).
         """
         from holdem.abstraction.actions import translate
 
@@ -207,23 +329,27 @@ class Blueprint:
                 label = "f" if kind == "fold" else "c"
                 if label not in children:
                     raise ValueError(f"{kind!r} is not possible at {'/'.join(labels) or 'root'}")
-            elif kind == "allin" and "a" in children:
-                label = "a"
             elif kind in ("bet", "raise", "allin"):
                 current = float(nlhe.raise_to[children["c"]])
                 me = int(tree.player[node])
                 to_call = tree.contrib[node, 1 - me] - tree.contrib[node, me]
                 pot = float(tree.contrib[node].sum() + to_call)
-                raises = [(float((nlhe.raise_to[c] - current) / pot), lab)
-                          for lab, c in children.items() if lab not in ("f", "c")]
+                raises = sorted((float((nlhe.raise_to[c] - current) / pot), lab)
+                                for lab, c in children.items() if lab not in ("f", "c"))
                 if not raises:
                     raise ValueError(f"no raise is possible at {'/'.join(labels) or 'root'}")
-                raises.sort()
                 x = (float(amount) * scale - current) / pot
-                weights = translate(x, [f for f, _ in raises])
-                index, prob = max(weights, key=lambda w: w[1])
-                label = raises[index][1]
-                notes.append((x, label, prob))
+                if kind == "allin" and raises[-1][1] == "a":
+                    options = (("a", raises[-1][0], 1.0),)
+                else:
+                    options = tuple((raises[i][1], raises[i][0], p)
+                                    for i, p in translate(x, [f for f, _ in raises]))
+                if rng is not None and len(options) > 1:
+                    pick = 0 if rng.random() < options[0][2] else 1
+                else:
+                    pick = max(range(len(options)), key=lambda i: options[i][2])
+                label = options[pick][0]
+                notes.append(Translation(x, label, options[pick][2], options))
             else:
                 raise ValueError(f"unknown action kind {kind!r}")
             labels.append(label)

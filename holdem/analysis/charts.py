@@ -99,21 +99,6 @@ def _cell_of(name):
     raise ChartError(f"unknown hand class {name!r} (e.g. 'AA', 'AKs', 'T9o')")
 
 
-def action_names(bp, node):
-    """Human-readable names of the actions at ``node``: fold, call/check, raise to X bb, all-in."""
-    tree, rules = bp.game.tree, bp.game.rules
-    me = int(tree.player[node])
-    facing = tree.contrib[node, 1 - me] > tree.contrib[node, me]
-    big_blind = rules.table.chips_per_bb * rules.table.big_blind
-    out = []
-    for child in range(int(tree.child_start[node]),
-                       int(tree.child_start[node]) + int(tree.num_actions[node])):
-        label = rules.labels[child]
-        out.append({"f": "fold", "c": "call" if facing else "check", "a": "all-in"}.get(
-            label) or f"{'raise' if facing else 'bet'} to {rules.raise_to[child] / big_blind:g} bb")
-    return tuple(out)
-
-
 def range_chart(bp, line=(), average=True, check_representatives=True):
     """The chart of the player to act after the preflop ``line`` (abstract labels).
 
@@ -149,7 +134,7 @@ def range_chart(bp, line=(), average=True, check_representatives=True):
     meta = bp.metadata
     return RangeChart(source=f"{meta['path']} ({meta['iterations']:,} iterations)", line=line,
                       player=int(tree.player[node]), actions=actions,
-                      names=action_names(bp, node), probs=probs)
+                      names=tuple(bp.action_meanings(line).values()), probs=probs)
 
 
 def action_colors(actions):

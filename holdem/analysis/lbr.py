@@ -16,6 +16,7 @@ and the result is reported in mbb/hand (thousandths of a big blind) with a 95% C
     print(result.line())
 """
 
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -27,10 +28,19 @@ from holdem import rng
 from holdem.abstraction.kernels import RUNTIME_WORK
 from holdem.analysis import lbr_kernels as lk
 from holdem.analysis.headtohead import blueprint_store, bot_tables
+from holdem.cards import card_tuple, describe_cards, repeated_card
 from holdem.games.tree import ActionCode
 from holdem.store.store import RegretStore
 
 DEFAULT_HANDS = 100_000
+USEFUL_CI95 = 100.0
+USEFUL_CI95_SHARE = 0.25
+MIN_USEFUL_HANDS = 10_000
+"""An LBR interval is useful (see :meth:`LbrResult.advice`) when its half-width is at most 100
+mbb/hand or a quarter of the estimate, enough to tell apart blueprints that differ by a few
+hundred mbb/hand as training runs of different lengths do (README: LBR over training), and it
+comes from at least MIN_USEFUL_HANDS hands (below that the sample's spread is itself a poor
+estimate)."""
 DEFAULT_PREFLOP_SAMPLES = 200
 DEFAULT_ALLIN_SAMPLES = 1000
 STAT_NAMES = ("decisions", "range_updates", "boards", "strategy_rows", "equity_preflop",
@@ -56,6 +66,35 @@ class LbrResult:
     def line(self):
         return (f"lbr: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} mbb/hand "
                 f"(95% CI, {self.hands} hands)")
+
+    @property
+    def useful_ci95(self):
+        """The widest interval that still says something: ± USEFUL_CI95 mbb/hand, or
+        USEFUL_CI95_SHARE of the estimate where that is more."""
+        return max(USEFUL_CI95, USEFUL_CI95_SHARE * abs(self.mbb_per_hand))
+
+    def hands_needed(self):
+        """Hands for an interval no wider than :attr:`useful_ci95` (the half-width shrinks as
+        1/sqrt(hands)), at least MIN_USEFUL_HANDS, rounded up to two significant digits;
+        ``hands`` when this interval is already useful (or exact: no variance), DEFAULT_HANDS
+        when it has no width (a single deal)."""
+        if self.ci95 == 0 or (self.ci95 <= self.useful_ci95
+                              and self.hands >= MIN_USEFUL_HANDS):
+            return self.hands
+        if not math.isfinite(self.ci95):
+            return DEFAULT_HANDS
+        need = max(MIN_USEFUL_HANDS, self.hands * (self.ci95 / self.useful_ci95) ** 2)
+        step = 10 ** (int(math.log10(need)) - 1)
+        return math.ceil(need / step) * step
+
+    def advice(self):
+        """A note when there were too few hands for a useful interval, else None."""
+        need = self.hands_needed()
+        if need <= self.hands:
+            return None
+        return (f"note: {self.hands:,} hands are too few for a useful interval (± "
+                f"{self.useful_ci95:.0f} mbb/hand or less, from at least {MIN_USEFUL_HANDS:,} "
+                f"hands); try --hands {need} (the interval narrows as 1/sqrt(hands))")
 
 
 @lru_cache(maxsize=1)
@@ -201,15 +240,13 @@ def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,
 def combo_equity(hole, board, preflop_samples=DEFAULT_PREFLOP_SAMPLES, seed=0):
     """LBR's pot share (float64[1326], ties half; NaN for combos holding a known card) with
     ``hole`` (2 cards) against every combo over the unseen board; ``board`` 0, 3, 4 or 5
-    cards (exact enumeration; Monte Carlo with ``preflop_samples`` boards preflop)."""
-    board = [int(c) for c in board]
-    hole = [int(c) for c in hole]
+    cards (exact enumeration; Monte Carlo with ``preflop_samples`` boards preflop). Cards as
+    text (``"As Kd"``) or ints 0..51."""
+    hole, board = list(card_tuple(hole, "hole")), list(card_tuple(board, "board"))
     street = {0: 0, 3: 1, 4: 2, 5: 3}.get(len(board))
-    cards = hole + board
-    if street is None or len(hole) != 2 or len(set(cards)) != len(cards) or not all(
-            0 <= c < 52 for c in cards):
-        raise ValueError(f"need 2 hole cards and 0, 3, 4 or 5 board cards, distinct in 0..51; "
-                         f"got hole {hole}, board {board}")
+    if street is None or len(hole) != 2 or repeated_card(hole + board):
+        raise ValueError(f"need 2 hole cards and 0, 3, 4 or 5 board cards, all distinct; got "
+                         f"hole {describe_cards(hole)}, board {describe_cards(board)}")
     spec, work = make_spec(None, preflop_samples), make_work(None)
     work.cards[:2] = hole
     work.cards[4:4 + len(board)] = board

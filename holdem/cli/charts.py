@@ -35,14 +35,20 @@ def build_parser():
     return p
 
 
+COMPILE_SECONDS = 4
+"""CPU seconds that compiling the bucket lookup takes with a cold numba cache."""
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
+    from holdem.metrics import compile_notice
 
     try:
-        chart = range_chart(Blueprint.load(args.checkpoint), args.line.split(),
-                            average=not args.current)
+        with compile_notice(COMPILE_SECONDS):
+            chart = range_chart(Blueprint.load(args.checkpoint), args.line.split(),
+                                average=not args.current)
         result = chart
         if args.compare:
             result = compare(chart, range_chart(Blueprint.load(args.compare), chart.line,

@@ -5,12 +5,19 @@
 ``--exploitability`` prints ``exploitability: X`` (NashConv / 2 of the normalized average
 strategy, chips per game) for Kuhn and Leduc, computed by exact best response. For heads-up
 No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's winnings:
-``lbr: X ± Y mbb/hand (95% CI, N hands)``.
+``lbr: X ± Y mbb/hand (95% CI, N hands)``, followed by a note suggesting a hand count when the
+interval is too wide to be useful (:meth:`holdem.analysis.lbr.LbrResult.advice`). The first run
+announces the compilation of its kernels on stderr.
 """
 
 import sys
 
 from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
+
+
+COMPILE_SECONDS = {"load": 1, "vs": 13, "lbr": 50}
+"""CPU seconds that compiling takes with a cold numba cache (2-core development machine):
+reading a store back, the head-to-head kernel, the local best response kernel."""
 
 
 def build_parser():
@@ -32,7 +39,7 @@ def build_parser():
                         "exploitability, in mbb/hand")
     p.add_argument("--hands", type=int, default=100_000,
                    help="hands per match (and for --lbr), played as duplicate pairs "
-                        "(default 100000)")
+                        "(default 100000; --lbr says when too few give a useful interval)")
     p.add_argument("--seed", type=int, default=0, help="seed for deals and action sampling")
     p.add_argument("--threads", type=int, default=1,
                    help="--lbr: threads to play the hands on (default 1)")
@@ -49,8 +56,18 @@ def main(argv=None):
         parser.error(f"--hands must be positive, got {args.hands}")
     if args.threads < 1:
         parser.error(f"--threads must be positive, got {args.threads}")
-    if args.vs or args.vs_checkpoint or args.lbr:
-        return _play(args)
+    from holdem.metrics import compile_notice
+
+    plays = bool(args.vs or args.vs_checkpoint)
+    seconds = (COMPILE_SECONDS["load"] + COMPILE_SECONDS["vs"] * plays
+               + COMPILE_SECONDS["lbr"] * args.lbr)
+    with compile_notice(seconds):
+        if plays or args.lbr:
+            return _play(args)
+        return _exact(args)
+
+
+def _exact(args):
     from holdem.analysis.blueprint import load_checkpoint_store, load_profile
     from holdem.analysis.exact import ExactEvaluator
     from holdem.config import ConfigError
@@ -103,6 +120,8 @@ def _play(args):
         except ValueError as exc:
             raise ConfigError(f"{bp.checkpoint.path}: {exc}") from None
         print(result.line())
+        if result.advice():
+            print(result.advice())
         print(f"lbr speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
     return 0
 

@@ -9,9 +9,10 @@ infoset (unvisited ones uniform with ``"visited": false``). Kuhn/Leduc records: 
 action, rounds separated by ``/``), ``actions`` (legal letters in the order f, c, r),
 ``strategy`` (probabilities in that order) and ``visited``. No-Limit Hold'em records (visited
 infosets only; the full set is too large): ``player``, ``street``, ``history`` (raise-to amounts
-in big blinds after ``r``), ``bucket``, ``actions`` (``f``, ``c``, ``r2.5b``, ``r0.5p``, ``a``)
-and ``strategy``. For 3-6 players only preflop infosets are exported (the betting tree after it
-is too large to list).
+in big blinds after ``r``), ``bucket``, preflop ``hand`` (the bucket's hand class, e.g.
+``AKs``; space-separated classes when the bucket file groups several), ``actions`` (``f``,
+``c``, ``r2.5b``, ``r0.5p``, ``a``) and ``strategy``. For 3-6 players only preflop infosets are
+exported (the betting tree after it is too large to list).
 
 CSV (chosen by a ``.csv`` suffix or ``--format csv``): a header row, then one row per record with
 the same fields; ``actions`` and ``strategy`` are space-separated, probabilities written with
@@ -47,7 +48,7 @@ def build_parser():
     return p
 
 
-CSV_FIELDS = ("player", "street", "private", "public", "history", "bucket", "actions",
+CSV_FIELDS = ("player", "street", "private", "public", "history", "bucket", "hand", "actions",
               "strategy", "visited")
 
 
@@ -71,8 +72,8 @@ def to_csv(records):
         writer.writerow([
             r["player"], _street_of(r), r.get("private", ""),
             "" if r.get("public") is None else r["public"], r["history"], r.get("bucket", ""),
-            " ".join(r["actions"]), " ".join(repr(float(x)) for x in r["strategy"]),
-            "true" if r["visited"] else "false"])
+            r.get("hand", ""), " ".join(r["actions"]),
+            " ".join(repr(float(x)) for x in r["strategy"]), "true" if r["visited"] else "false"])
     return out.getvalue()
 
 
@@ -90,6 +91,7 @@ def read_export(path):
                         "strategy": [float(x) for x in row["strategy"].split()],
                         "visited": row["visited"] == "true",
                         **({"bucket": int(row["bucket"])} if row["bucket"] else {}),
+                        **({"hand": row["hand"]} if row.get("hand") else {}),
                         **({"private": row["private"]} if row["private"] else {})})
     return records
 
@@ -128,8 +130,10 @@ def nlhe_records(game, store):
     """Export records of the visited infosets of a No-Limit Hold'em store (tree order, then
     bucket). ``history`` has raise-to amounts in big blinds after ``r`` (e.g. ``r2.5c/r1.6``);
     ``actions`` are labels ``f``, ``c``, ``r<x>b`` (big blinds), ``r<f>p`` (pot fraction), ``a``."""
+    from holdem.abstraction.buckets import preflop_hands
     from holdem.games.nlhe.abstract import STREET_NAMES, history_string
 
+    hands = preflop_hands(game.deal.tables)
     nlhe = game.rules
     tree = game.tree
     decision = np.flatnonzero(tree.kind == NodeKind.DECISION)
@@ -150,17 +154,26 @@ def nlhe_records(game, store):
             history_cache[node] = (history_string(nlhe, node),
                                    [nlhe.labels[c0 + a] for a in range(na)])
         history, labels = history_cache[node]
-        records.append({"player": int(tree.player[node]),
-                        "street": STREET_NAMES[int(tree.street[node])],
-                        "history": history, "bucket": int(bucket), "actions": labels,
-                        "strategy": [float(x) for x in strategy], "visited": True})
+        street = int(tree.street[node])
+        records.append({"player": int(tree.player[node]), "street": STREET_NAMES[street],
+                        "history": history, **bucket_fields(hands, street, int(bucket)),
+                        "actions": labels, "strategy": [float(x) for x in strategy],
+                        "visited": True})
     return records
+
+
+def bucket_fields(hands, street, bucket):
+    """A record's ``bucket`` and, preflop, ``hand``: the hand classes of the bucket (``hands``
+    from :func:`holdem.abstraction.buckets.preflop_hands`), e.g. ``"AKs"``, space-separated
+    when the bucket file groups several."""
+    return {"bucket": bucket, **({"hand": " ".join(hands[bucket])} if street == 0 else {})}
 
 
 def multiway_records(game, store, streets=None):
     """Export records of the visited preflop infosets of a multi-way store (decision nodes in
     depth-first order, then bucket). Later streets cannot be listed: the betting tree past the
     flop is far too large to walk and infoset keys are hashes of the history."""
+    from holdem.abstraction.buckets import preflop_hands
     from holdem.config import ConfigError
     from holdem.games.nlhe import multiway_kernels as mk
     from holdem.games.nlhe.abstract import STREET_NAMES
@@ -171,6 +184,7 @@ def multiway_records(game, store, streets=None):
                           "cover preflop only (the multi-way betting tree after it is too large "
                           "to list)")
     nodes = walk_decisions(game.multiway, game.rules.abstraction, max_street=0)
+    hands = preflop_hands(game.deal.tables)
     num_buckets = int(game.deal.tables.num_buckets[0])
     histories = np.array([node.history for node, _ in nodes], dtype=np.int64)
     table = np.zeros((histories.size, num_buckets), dtype=np.int64)
@@ -190,7 +204,7 @@ def multiway_records(game, store, streets=None):
         total = sums.sum()
         strategy = sums / total if total > 0 else np.full(na, 1.0 / na)
         records.append({"player": node.player, "street": STREET_NAMES[0], "history": history,
-                        "bucket": i % num_buckets, "actions": node.labels(),
+                        **bucket_fields(hands, 0, i % num_buckets), "actions": node.labels(),
                         "strategy": [float(x) for x in strategy], "visited": True})
     return records
 
@@ -201,11 +215,17 @@ def write_json_atomic(path, data):
         f.write("\n")
 
 
+COMPILE_SECONDS = 1
+"""CPU seconds that compiling the store's rebuild takes with a cold numba cache."""
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import load_checkpoint_store, load_profile
+    from holdem.metrics import compile_notice
 
-    game, store, checkpoint = load_checkpoint_store(args.checkpoint)
+    with compile_notice(COMPILE_SECONDS):
+        game, store, checkpoint = load_checkpoint_store(args.checkpoint)
     if game.is_small:
         loaded = load_profile(checkpoint)
         records = strategy_records(loaded)

@@ -7,7 +7,13 @@ Spot notation (No-Limit Hold'em, any number of seats): ``LINE | HOLE | BOARD``. 
 abstract actions so far, every seat's in order of play, separated by spaces (``f``, ``c``,
 ``r2.5b`` = raise to 2.5 big blinds, ``r0.5p`` = half-pot bet or raise, ``a`` = all-in; see
 export_strategy's ``actions``), HOLE the two cards of the player to act, BOARD the board cards
-dealt so far (empty preflop). Cards as in ``holdem.cards.parse`` (e.g. ``As Kd``).
+dealt so far: none preflop, 3 on the flop, 4 on the turn, 5 on the river (another count is an
+error). Cards as in ``holdem.cards.parse`` (e.g. ``As Kd``).
+
+It prints who acts (seat number and name), the street, the pot and the amount to call, the
+card bucket (preflop also its hand classes, e.g. ``AKo``), then each action's label, what it
+does here (``c`` is a check or a call of so much, ``r...`` a bet or raise to so much) and its
+probability.
 """
 
 import sys
@@ -46,11 +52,15 @@ def parse_spot(text):
     return line.split(), hole_cards, board_cards
 
 
+COMPILE_SECONDS = 4
+"""CPU seconds that compiling the bucket lookup of ``--spot`` takes with a cold numba cache."""
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
-    from holdem.metrics import format_bytes, format_seconds
+    from holdem.metrics import compile_notice, format_bytes, format_seconds
 
     bp = Blueprint.load(args.checkpoint)
     meta = bp.metadata
@@ -69,12 +79,36 @@ def main(argv=None):
         return 0
     labels, hole, board = parse_spot(args.spot)
     try:
-        probs = bp.query(labels, hole, board, average=not args.current)
+        with compile_notice(COMPILE_SECONDS):
+            spot = bp.spot(labels, hole, board, average=not args.current)
     except ValueError as exc:
         raise ConfigError(f"--spot {args.spot!r}: {exc}") from None
-    for label, p in probs.items():
-        print(f"{label:>8} {p:.4f}")
+    print("\n".join(describe_spot(spot, meta["iterations"], args.current)))
     return 0
+
+
+def describe_spot(spot, iterations, current=False):
+    """The lines ``--spot`` prints for a :class:`holdem.analysis.blueprint.Spot`."""
+    from holdem.analysis.blueprint import STREETS
+    from holdem.cards import format_cards
+
+    street = STREETS[spot.street]
+    call = f"{spot.to_call:g} bb to call" if spot.to_call else "nothing to call"
+    cards = format_cards(spot.hole) + (f", board {format_cards(spot.board)}" if spot.board else "")
+    hands = (f" = hand class{'es' if len(spot.hands) > 1 else ''} {' '.join(spot.hands)}"
+             if spot.hands else "")
+    which = "current (regret matching)" if current else "average"
+    lines = [f"to act: player {spot.player}, the {spot.seat}; {street}; pot {spot.pot:g} bb, "
+             f"{call}",
+             f"cards: {cards} -> {street} bucket {spot.bucket} of {spot.num_buckets}{hands}",
+             f"{which} strategy after {iterations:,} iterations:"]
+    width = max(len(label) for label in spot.labels)
+    mwidth = max(len(m) for m in spot.meanings)
+    lines += [f"  {label:<{width}}  {meaning:<{mwidth}}  {p:.4f}"
+              for label, meaning, p in zip(spot.labels, spot.meanings, spot.strategy)]
+    if not spot.visited:
+        lines.append("note: training never reached this infoset, so its strategy is uniform")
+    return lines
 
 
 if __name__ == "__main__":

@@ -5,9 +5,11 @@
 
 The real game runs on the exact rules engine (:class:`holdem.games.nlhe.rules.HandState`, integer
 chips, 100 chips = 1 big blind by default). Before each bot decision the real action history is
-mapped onto the abstract betting tree with :meth:`Blueprint.translate_line` (off-tree sizes go to
-a neighbouring abstract size); the bot samples an abstract action from the blueprint and
-:func:`bot_action` turns it back into a legal real action. Where the real hand has left the tree
+mapped onto the abstract betting tree with :meth:`Blueprint.translate_line`: a size between two
+abstract sizes is read as one of them at random with the pseudo-harmonic probabilities, drawn
+once per hand (a fixed reading is exploitable), and the game prints that mapping after your bet.
+The bot samples an abstract action from the blueprint and :func:`bot_action` turns it back into
+a legal real action. Where the real hand has left the tree
 (more raises than the tree allows, a street the abstract hand never reaches) the bot checks or
 calls. Seats alternate: in odd-numbered hands you are the small blind (= button, first to act
 preflop), in even-numbered ones the big blind. Stacks are reset every hand.
@@ -81,12 +83,38 @@ class BlueprintBot:
         self.bp, self.big_blind, self.rng = bp, big_blind, rng
         table = bp.game.rules.table
         self.scale = big_blind / (table.chips_per_bb * table.big_blind)  # real per tree chip
+        self._hand, self._hand_seed = None, 0
+
+    def translate(self, state):
+        """(abstract labels, Translations) of the real hand so far. Off-tree sizes are read at
+        random with the pseudo-harmonic probabilities; the draws are seeded once per hand, so
+        the bot keeps its reading of a bet for the rest of the hand."""
+        if state is not self._hand:
+            self._hand, self._hand_seed = state, int(self.rng.integers(2**63))
+        return self.bp.translate_line(real_line(state), self.big_blind,
+                                      rng=np.random.default_rng(self._hand_seed))
+
+    def reading(self, state):
+        """How the bot reads the last action of the hand, a bet, raise or all-in, in words;
+        None where its size is on the abstract tree or the hand has left the tree."""
+        try:
+            labels, notes = self.translate(state)
+        except ValueError:
+            return None
+        note = notes[-1]
+        if note.is_exact:
+            return None
+        meaning = self.bp.action_meanings(labels[:-1])
+        options = " or ".join(f"{label} ({meaning[label]}) {100 * p:.0f}%"
+                              for label, _, p in note.options)
+        return (f"{note.fraction:.2f} x pot is not a size of the bot's tree: it reads it as "
+                f"{options} (pseudo-harmonic, drawn once per hand)")
 
     def decide(self, state):
         bp, tree, rules = self.bp, self.bp.game.tree, self.bp.game.rules
         me, legal = state.to_act, state.legal_actions()
         try:
-            labels, _ = bp.translate_line(real_line(state), self.big_blind)
+            labels, _ = self.translate(state)
             node = bp.node_of(labels)
             if (tree.kind[node] != 0 or tree.player[node] != me
                     or tree.street[node] != int(state.street)):
@@ -269,6 +297,10 @@ class Game:
                     self.write(f"Illegal: {exc}. {legal_text(state)}")
                     continue
                 self.write(describe(rec, "You"))
+                if rec.kind in (ActionKind.BET, ActionKind.RAISE) and not state.is_terminal:
+                    reading = self.bot.reading(state)
+                    if reading:
+                        self.write(f"  ({reading})")
                 return
 
     def finish(self, state, human, bot):
@@ -303,10 +335,25 @@ def build_parser():
     return p
 
 
+COMPILE_SECONDS = 4
+"""CPU seconds that compiling the bucket lookup and the hand evaluator takes with a cold numba
+cache (2-core development machine)."""
+
+
+def warm_up(bp):
+    """Compile (or load) the kernels a hand needs, so that it does not pause mid-game: the
+    bucket lookup of the bot's decisions and the evaluator of showdowns."""
+    from holdem.evaluator import rank7
+
+    bp.query([], "2c 3d")
+    rank7("2c 3d 4h 5s 7c 8d 9h")
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
+    from holdem.metrics import compile_notice
 
     bp = Blueprint.load(args.checkpoint)
     if bp.game.name != "nlhe" or bp.game.num_players != 2:
@@ -327,6 +374,8 @@ def main(argv=None):
             print(text)         # so a piped game reads like a typed one
         return text
 
+    with compile_notice(COMPILE_SECONDS):
+        warm_up(bp)
     tree_stack = bp.game.rules.table.stack
     print(f"Blueprint {bp.metadata['path']} ({bp.metadata['iterations']:,} iterations), seed "
           f"{seed}. Commands: {HELP}")

@@ -21,7 +21,7 @@ import enum
 
 import numpy as np
 
-from holdem.cards import CARD_DTYPE, NUM_CARDS
+from holdem.cards import CARD_DTYPE, NUM_CARDS, card_tuple, describe_cards, repeated_card
 from holdem.evaluator import kernels
 from holdem.evaluator.kernels import CATEGORY_SHIFT
 
@@ -53,33 +53,32 @@ NUM_DISTINCT_RANKS7 = 4824
 def _checked_hand(cards, num_cards):
     """``cards`` as a 1-D ``CARD_DTYPE`` array after checking it holds ``num_cards`` distinct
     cards in 0..51; raises ValueError otherwise."""
-    if isinstance(cards, str):
-        raise ValueError(f"cards must be ints 0..51, got the string {cards!r} "
-                         "(use holdem.cards.parse)")
-    array = np.asarray(cards)
+    array = np.asarray(card_tuple(cards) if isinstance(cards, str) else cards)
     if array.dtype.kind not in "iu":
-        raise ValueError(f"cards must be integers 0..51, got dtype {array.dtype}")
+        raise ValueError(f"cards must be integers 0..51 or text such as 'As Kd', got dtype "
+                         f"{array.dtype}")
     if array.ndim != 1 or array.shape[0] != num_cards:
         raise ValueError(f"expected {num_cards} cards, got shape {array.shape}")
     if array.min() < 0 or array.max() >= NUM_CARDS:
         raise ValueError(f"cards must be in 0..{NUM_CARDS - 1}, got {array.tolist()}")
     if np.unique(array).shape[0] != num_cards:
-        raise ValueError(f"cards must be distinct, got {array.tolist()}")
+        raise ValueError(f"cards must be distinct: {repeated_card(array)} appears twice in "
+                         f"{describe_cards(array)}")
     return array.astype(CARD_DTYPE)
 
 
 def rank5(cards):
-    """Rank (int) of 5 distinct cards (ints 0..51)."""
+    """Rank (int) of 5 distinct cards: text such as ``"As Kd ..."`` or ints 0..51."""
     return int(kernels.rank_cards_kernel(_checked_hand(cards, 5)))
 
 
 def rank6(cards):
-    """Rank (int) of the best 5 of 6 distinct cards (ints 0..51)."""
+    """Rank (int) of the best 5 of 6 distinct cards: text such as ``"As Kd ..."`` or ints 0..51."""
     return int(kernels.rank_cards_kernel(_checked_hand(cards, 6)))
 
 
 def rank7(cards):
-    """Rank (int) of the best 5 of 7 distinct cards (ints 0..51)."""
+    """Rank (int) of the best 5 of 7 distinct cards: text such as ``"As Kd ..."`` or ints 0..51."""
     return int(kernels.rank_cards_kernel(_checked_hand(cards, 7)))
 
 
@@ -100,7 +99,7 @@ def _checked_batch(cards, widths):
     array = np.ascontiguousarray(array, dtype=CARD_DTYPE)
     bad = kernels.first_invalid_row_kernel(array)
     if bad >= 0:
-        raise ValueError(f"row {bad} repeats a card: {array[bad].tolist()}")
+        raise ValueError(f"row {bad} repeats a card: {describe_cards(array[bad])}")
     return array
 
 

@@ -6,7 +6,8 @@ hands :class:`Batch` es to an executor. An executor has this small interface:
 
 ``prepare(run) -> seconds``
     compile (or load from numba's cache) its kernels; ``run`` is the loop's state (store,
-    counters, schedule, checkpointed RNG).
+    counters, schedule, checkpointed RNG; ``run.info(message)`` prints a status line unless the
+    run is quiet).
 ``start(run, stop)``
     start whatever runs batches (worker processes); return early when ``stop.signal`` is set.
 ``capacity() -> int``, ``next_batch_size() -> int``, ``submit(batch)``

@@ -151,7 +151,7 @@ class ProcessExecutor:
 
     def start(self, run, stop):
         self.run = run
-        log(f"starting {self.num_workers} workers ({self.tc.start_method})")
+        run.info(f"starting {self.num_workers} workers ({self.tc.start_method})")
         if self.pool is None:
             # Workers get the resolved worker count (their own-delta weight depends on it).
             resolved = config_mod.with_overrides(self.config,

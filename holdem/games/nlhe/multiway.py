@@ -150,6 +150,17 @@ class MultiwayNode:
         return self.row[mk.F_CONTRIB:mk.F_CONTRIB + n].copy()
 
     @property
+    def bet(self):
+        """The highest street commitment (chips)."""
+        return int(self.row[mk.F_BET])
+
+    @property
+    def commitments(self):
+        """Each seat's street commitment (chips)."""
+        n = int(self.g.num_players)
+        return self.row[mk.F_COMMIT:mk.F_COMMIT + n].copy()
+
+    @property
     def folded(self):
         return [bool((int(self.row[mk.F_FOLDED]) >> q) & 1) for q in range(int(self.g.num_players))]
 

@@ -30,7 +30,8 @@ Legality. Each action X has ``verify_X`` (raises `IllegalActionError` with the r
   with no more betting. The last player standing wins everything without a showdown.
 * Showdown: side pots by commitment levels and odd chips as described in `holdem.games.nlhe.pots`.
 
-Cards are ints 0..51, card = rank * 4 + suit (rank 0 = '2' .. 12 = 'A'; suits c, d, h, s).
+Cards are ints 0..51, card = rank * 4 + suit (rank 0 = '2' .. 12 = 'A'; suits c, d, h, s); hole
+cards and the board may also be given as text (``hole_cards=["As Kd", "7c 7d"], board="2c 7h 9d"``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from holdem.cards import card_tuple, describe_cards, repeated_card
 from holdem.games.nlhe.pots import Pot, side_pots, split_pot
 from holdem.games.nlhe.records import (
     NUM_BOARD_CARDS, NUM_CARDS, Action, ActionKind, ActionRecord,
@@ -46,13 +48,32 @@ from holdem.games.nlhe.records import (
     Record, Street, TableConfig, check_int,
 )
 
-__all__ = ["HandState", "deal_cards"]
+__all__ = ["HandState", "deal_cards", "seat_name"]
+
+_FROM_BUTTON = ("button", "cutoff", "hijack", "lojack")
 
 
-def _check_cards(cards: Sequence[int], what: str) -> tuple[int, ...]:
+def seat_name(seat: int, num_players: int) -> str:
+    """The usual name of a seat: 'small blind', 'big blind', then 'UTG' (first to act preflop),
+    ..., 'hijack', 'cutoff', 'button'; heads-up seat 0 is 'small blind (button)'."""
+    if not 0 <= seat < num_players:
+        raise ValueError(f"seat {seat} is outside 0..{num_players - 1}")
+    if num_players == 2:
+        return ("small blind (button)", "big blind")[seat]
+    if seat < 2:
+        return ("small blind", "big blind")[seat]
+    back = num_players - 1 - seat                    # seats between it and the button
+    if back == 0 or (seat > 2 and back < len(_FROM_BUTTON)):
+        return _FROM_BUTTON[back]
+    return "UTG" if seat == 2 else f"UTG+{seat - 2}"
+
+
+def _check_cards(cards: str | Sequence[int], what: str) -> tuple[int, ...]:
+    if isinstance(cards, str):
+        return card_tuple(cards, what)
     out = tuple(check_int(c, what) for c in cards)
     if any(not 0 <= c < NUM_CARDS for c in out):
-        raise ValueError(f"{what} must be card ints 0..51, got {out}")
+        raise ValueError(f"{what} must be card ints 0..51 or text such as 'As Kd', got {out}")
     return out
 
 
@@ -72,7 +93,8 @@ def deal_cards(num_players: int, hole_cards: Sequence[Sequence[int]] | None,
         raise ValueError(f"a board has at most 5 cards, got {len(given_board)}")
     used = [c for h in holes or () for c in h] + list(given_board)
     if len(set(used)) != len(used):
-        raise ValueError(f"a card is dealt twice: {used}")
+        raise ValueError(f"a card is dealt twice: {repeated_card(used)} in "
+                         f"{describe_cards(used)}")
     num_missing = (0 if holes else 2 * num_players) + NUM_BOARD_CARDS - len(given_board)
     drawn: list[int] = []
     if num_missing:

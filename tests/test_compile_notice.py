@@ -1,0 +1,114 @@
+"""First-use compilation is announced: ``compiling kernels (first run, about N s)...`` on stderr
+when numba has to compile (its cache is cold), never when every kernel loads from the cache, and
+never with ``--quiet``.
+
+The command-line tests run the real commands on a copy of this session's numba cache from which
+one cheap kernel the command compiles is removed, so the cold start costs about a second, not
+the minute a whole empty cache would.
+"""
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import pytest
+
+from holdem._jit import cache_dir
+from holdem.metrics import compile_notice
+
+NOTICE = "compiling kernels (first run, about {} s)...\n"
+
+
+def test_notice_prints_once_when_numba_compiles_and_never_from_memory_or_when_quiet():
+    @numba.njit                                  # not cached: compiles on its first call
+    def double(x):
+        return 2 * x
+
+    out = io.StringIO()
+    with compile_notice(7, stream=out) as notice:
+        double(1)
+        double(2.5)                              # a second signature: a second compilation
+    assert out.getvalue() == NOTICE.format(7) and notice.announced
+    again = io.StringIO()
+    with compile_notice(7, stream=again) as notice:
+        double(3)
+    assert again.getvalue() == "" and not notice.announced
+
+    @numba.njit
+    def triple(x):
+        return 3 * x
+
+    quiet = io.StringIO()
+    with compile_notice(7, enabled=False, stream=quiet):
+        triple(1)
+    assert quiet.getvalue() == ""
+
+
+def _run(module, *args, cache=None, stdin=None):
+    env = dict(os.environ)
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache)
+    proc = subprocess.run([sys.executable, "-m", f"holdem.cli.{module}", *map(str, args)],
+                          input=stdin, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _cold_copy(tmp_path, kernel):
+    """A copy of this session's numba cache (which the caller has warmed) without ``kernel``'s
+    index: that kernel compiles again, the rest loads."""
+    copy = tmp_path / f"numba-{kernel}"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(cache_dir(), copy)
+    _forget(copy, kernel)
+    return copy
+
+
+def _forget(cache, kernel):
+    indexes = list(Path(cache).rglob(f"*.{kernel}-*.nbi"))
+    assert indexes, f"{kernel} is not in {cache}"
+    for index in indexes:
+        index.unlink()
+
+
+@pytest.mark.parametrize("module, args, stdin, kernel, seconds", [
+    ("eval_blueprint", ["--vs", "call", "--hands", 200, "--lbr"], None, "merge_delta", 64),
+    ("play", ["--seed", 1], "q\n", "rank_cards_kernel", 4),
+])
+def test_analysis_commands_announce_a_cold_cache_only(hunl_run, tmp_path, module, args, stdin,
+                                                      kernel, seconds):
+    args = ["--checkpoint", hunl_run, *args]
+    _run(module, *args, stdin=stdin)                   # warms this session's cache
+    cache = _cold_copy(tmp_path, kernel)
+    cold = _run(module, *args, cache=cache, stdin=stdin)
+    assert cold.stderr.startswith(NOTICE.format(seconds)), cold.stderr
+    assert cold.stderr.count("compiling kernels") == 1
+    warm = _run(module, *args, cache=cache, stdin=stdin)
+    assert "compiling kernels" not in warm.stderr
+
+    def results(proc):
+        return [line for line in proc.stdout.splitlines() if "hands/s" not in line]
+    assert results(warm) == results(cold)
+
+
+@pytest.mark.parallel
+def test_training_announces_a_cold_cache_and_quiet_is_quiet(tmp_path):
+    def train(name, *flags):
+        return _run("train_blueprint", "--game", "kuhn", "--iters", 20_000, "--num-workers", 2,
+                    "--logdir", tmp_path / name, *flags, cache=cache)
+
+    cache = None
+    train("warm-up")
+    cache = _cold_copy(tmp_path, "merge_delta")           # compiled before workers start
+    quiet = train("quiet", "--quiet")
+    assert quiet.stderr == "" and quiet.stdout.startswith("done: iterations=20000")
+    _forget(cache, "merge_delta")
+    cold = train("cold")
+    lines = cold.stderr.splitlines()
+    assert lines[0] == NOTICE.format(30).strip() and lines[1].startswith("kernels ready in")
+    warm = train("warm")
+    assert "compiling kernels" not in warm.stderr and "kernels ready in" in warm.stderr
