@@ -113,7 +113,7 @@ def test_commands_given_a_logdir_load_its_newest_run_and_say_which(tmp_path):
     assert '"iterations": 20000' in out.read_text() and str(newest) in ex.stderr
 
     resumed = run("train_blueprint", "--game", "kuhn", "--iters", 25000, "--logdir",
-                  tmp_path / "next", "--resume-from", mixed, "--quiet")
+                  tmp_path / "next", "--resume-from", mixed)
     assert "at iteration 20,000" in resumed.stderr
     proc = run("train_blueprint", "--game", "kuhn", "--iters", 25000, "--logdir", mixed,
                "--resume-from", mixed, check=False)
