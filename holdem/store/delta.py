@@ -114,16 +114,19 @@ class RowMerger:
 
     def __init__(self, threads=1):
         self.threads = max(1, min(dk.SHARDS, int(threads)))
-        self._pool = (ThreadPoolExecutor(self.threads, thread_name_prefix="holdem-merge")
+        self._pool = (ThreadPoolExecutor(self.threads - 1, thread_name_prefix="holdem-merge")
                       if self.threads > 1 else None)
         cuts = [dk.SHARDS * k // self.threads for k in range(self.threads + 1)]
         self._ranges = list(zip(cuts, cuts[1:]))       # thread k's shards
         self._num_actions = [np.empty(16, np.int8), np.empty(16, np.int8)]
 
     def _map(self, fn):
+        """``fn(first, last)`` for each thread's shard range: the first in this thread, the
+        others on the pool (one thread fewer to wake up)."""
         if self._pool is None:
             return [fn(*r) for r in self._ranges]
-        return list(self._pool.map(lambda r: fn(*r), self._ranges))
+        others = [self._pool.submit(fn, *r) for r in self._ranges[1:]]
+        return [fn(*self._ranges[0])] + [f.result() for f in others]
 
     def merge(self, arrays, regret, strategy, regret_floor=None):
         """Check both :class:`Group`s against the store ``arrays`` and, when every row is a
