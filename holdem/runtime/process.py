@@ -30,7 +30,7 @@ from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.solver import kernels
 from holdem.solver.solver import make_params
 from holdem.store.delta import Group, RowMerger, group_of
-from holdem.store.store import RegretStore
+from holdem.store.store import RegretStore, read_only
 
 PIPELINE = 2
 TARGET_BATCH_SECONDS = 0.25
@@ -42,11 +42,6 @@ FIRST_BATCH = 256
 # give 1.8x, 100,000 give 9x). On No-Limit Hold'em the cap is far above the time-based size.
 MAX_ITERS_PER_INFOSET = 10
 READY_TIMEOUT = 600.0
-
-
-def _read_only(arr):
-    arr.flags.writeable = False
-    return arr
 
 
 def merge_payload(run, merger, payload):
@@ -141,7 +136,7 @@ class ProcessExecutor:
         runner = BatchRunner(self.game, self.config)      # compiles into numba's cache
         runner.warm_up()
         # The merge kernels, compiled for what decoded deltas are: read-only views.
-        keys, num_actions, values = (_read_only(np.ones(1, dt))
+        keys, num_actions, values = (read_only(np.ones(1, dt))
                                      for dt in (np.int64, np.int8, np.float32))
         store = RegretStore(16)
         store.merge(keys, num_actions, values, values, regret_floor=-1.0)

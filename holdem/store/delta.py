@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from holdem.store import delta_kernels as dk
+from holdem.store.store import read_only
 
 Group = namedtuple("Group", ["offsets", "values", "cuts"])
 """Rows of the shared store with updates: ``offsets`` uint32 (value offsets, shard after shard),
@@ -31,12 +32,6 @@ _REASONS = {dk.BAD_RANGE: "an offset outside the store's entries",
             dk.BAD_SHARD: "a row in the wrong shard",
             dk.BAD_COUNT: "rows that own another number of values than the shard carries",
             dk.BAD_VALUE: "a NaN or infinite value"}
-
-
-def _read_only(arr):
-    view = arr.view()
-    view.flags.writeable = False
-    return view
 
 
 class DeltaSplitter:
@@ -176,8 +171,8 @@ class RowMerger:
                 cuts[0, -1] != offsets.shape[0] or cuts[1, -1] != values.shape[0]):
             raise ValueError(f"malformed delta: {what} cuts do not split its "
                              f"{offsets.shape[0]} rows and {values.shape[0]} values")
-        return Group(_read_only(np.ascontiguousarray(offsets)),
-                     _read_only(np.ascontiguousarray(values)), _read_only(cuts))
+        return Group(read_only(np.ascontiguousarray(offsets)),
+                     read_only(np.ascontiguousarray(values)), read_only(cuts))
 
     def close(self):
         if self._pool is not None:

@@ -72,6 +72,23 @@ def _cuts_from_counts(cuts):
             cuts[k, s + 1] += cuts[k, s]
 
 
+@njit_inline
+def _count(cuts, s, na):
+    """One more row of ``na`` values in shard ``s`` (``cuts``: one group's, still counts)."""
+    cuts[0, s + 1] += 1
+    cuts[1, s + 1] += na
+
+
+@njit_inline
+def _place(cursor, s, off, source, src, na, out_offsets, out_values):
+    """Write a row (offset ``off``, values ``source[src:src + na]``) at shard ``s``'s cursor
+    (one group's) and advance it."""
+    out_offsets[cursor[0, s]] = off
+    _copy(source, src, na, out_values, cursor[1, s])
+    cursor[0, s] += 1
+    cursor[1, s] += na
+
+
 @njit
 def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_strategy, cuts,
                 new_keys, new_num_actions, new_regrets, new_strategy):
@@ -101,12 +118,10 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
             s = shard_of(off)
             flags = 0
             if _has_nonzero(delta.regrets, src, na):
-                cuts[0, 0, s + 1] += 1
-                cuts[0, 1, s + 1] += na
+                _count(cuts[0], s, na)
                 flags |= HAS_REGRET
             if _has_nonzero(delta.strategy_sum, src, na):
-                cuts[1, 0, s + 1] += 1
-                cuts[1, 1, s + 1] += na
+                _count(cuts[1], s, na)
                 flags |= HAS_STRATEGY
             row_offset[i] = off << 2 | flags
         else:
@@ -123,7 +138,7 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
     _cuts_from_counts(cuts[0])
     _cuts_from_counts(cuts[1])
     # Pass 2: write each stored row into its shard (cursors start at the shards' cuts).
-    for g in range(2):
+    for g in range(2):              # (a slice assignment would need numba's allocator)
         for k in range(2):
             for s in range(SHARDS):
                 cursor[g, k, s] = cuts[g, k, s]
@@ -136,15 +151,9 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
         src = delta.row_offset[i]
         s = shard_of(off)
         if flags & HAS_REGRET:
-            out_offsets[0, cursor[0, 0, s]] = off
-            _copy(delta.regrets, src, na, out_regrets, cursor[0, 1, s])
-            cursor[0, 0, s] += 1
-            cursor[0, 1, s] += na
+            _place(cursor[0], s, off, delta.regrets, src, na, out_offsets[0], out_regrets)
         if flags & HAS_STRATEGY:
-            out_offsets[1, cursor[1, 0, s]] = off
-            _copy(delta.strategy_sum, src, na, out_strategy, cursor[1, 1, s])
-            cursor[1, 0, s] += 1
-            cursor[1, 1, s] += na
+            _place(cursor[1], s, off, delta.strategy_sum, src, na, out_offsets[1], out_strategy)
     return num_new, num_nv
 
 

@@ -176,15 +176,18 @@ class RegretStore:
         return store
 
 
+def read_only(arr):
+    """A read-only view of the array ``arr`` (nothing is copied)."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
 def read_only_view(arrays):
     """A :class:`StoreArrays` of read-only views of ``arrays`` (nothing is copied): a kernel that
     writes to the store it was meant only to read fails instead of corrupting it."""
-    views = {}
-    for name in arrays._fields:
-        view = getattr(arrays, name).view()
-        view.flags.writeable = False
-        views[name] = view
-    return arrays._replace(**views)
+    return arrays._replace(**{name: read_only(getattr(arrays, name))
+                              for name in arrays._fields})
 
 
 def validate_delta(keys, num_actions, regret_delta, strategy_delta):
