@@ -19,7 +19,7 @@ project's delta path.
 Output, one ``name: value`` per line on stdout (progress goes to stderr); ``decode`` is
 ``protocol.decode_delta`` (msgpack and the protocol's field checks), ``validate`` is
 ``game.keys_match`` of the rows new to the store, ``merge`` is
-:func:`holdem.runtime.process.apply_delta` (every offset checked against the store, then the values
+:func:`holdem.runtime.replica.apply_delta` (every offset checked against the store, then the values
 added on ``--threads`` threads; the new rows merged by key) with the regret floor; medians over the
 rounds. ``receive`` is the CPU time of receiving the deltas from a socketpair, with the frames
 workers send (:mod:`holdem.runtime.frames`) and, for comparison, with ``multiprocessing``'s
@@ -45,7 +45,8 @@ from holdem.cli.common import iteration_count, positive_float
 from holdem.games import make_game
 from holdem.metrics import format_bytes
 from holdem.runtime import protocol
-from holdem.runtime.process import TARGET_BATCH_SECONDS, apply_delta, batch_size_for
+from holdem.runtime.process import TARGET_BATCH_SECONDS, batch_size_for
+from holdem.runtime.replica import apply_delta
 from holdem.runtime.worker import BatchRunner
 from holdem.solver import kernels as solver_kernels
 from holdem.solver.solver import Solver, make_params

@@ -22,7 +22,7 @@ import numpy as np
 from holdem.store.kernels import StoreArrays
 
 _ALIGN = 64
-_NAME_RE = re.compile(r"^holdem-(\d+)-[0-9a-f]+-g\d+\.store$")
+_NAME_RE = re.compile(r"^holdem-(\d+)-[0-9a-f]+-g(\d+)\.store$")
 
 
 def shm_dir():
@@ -102,15 +102,20 @@ class SharedAllocator:
     """A :class:`holdem.store.store.RegretStore` allocator placing each generation in a new
     :class:`Segment`. Old generations stay mapped until :meth:`release_before` drops them."""
 
-    def __init__(self, directory=None):
+    def __init__(self, directory=None, first_generation=0):
         self.directory = Path(directory) if directory else shm_dir()
         self.run_id = uuid.uuid4().hex[:12]
-        self.generation = -1
+        self.generation = int(first_generation) - 1
         self.segments = {}          # generation -> Segment
+
+    @property
+    def location(self):
+        """Where this allocator's files are (what :func:`relocate` takes): plain data."""
+        return {"directory": str(self.directory), "pid": os.getpid(), "run_id": self.run_id}
 
     def __call__(self, specs):
         self.generation += 1
-        path = self.directory / f"holdem-{os.getpid()}-{self.run_id}-g{self.generation}.store"
+        path = segment_path(self.generation, **self.location)
         segment = Segment(layout_descriptor(path, specs), create=True)
         self.segments[self.generation] = segment
         return segment.arrays
@@ -134,6 +139,21 @@ class SharedAllocator:
         for seg in self.segments.values():
             seg.close()
         self.segments.clear()
+
+
+def segment_path(generation, directory, pid, run_id):
+    """The file of store generation ``generation`` of the allocator at this location."""
+    return Path(directory) / f"holdem-{int(pid)}-{run_id}-g{int(generation)}.store"
+
+
+def relocate(descriptor, directory, pid, run_id):
+    """``descriptor`` (a segment of the main process's store) moved to the allocator at this
+    location: a replica of the store that grows at the same points has the same generations and
+    layouts, in files of its own."""
+    m = _NAME_RE.match(Path(descriptor["path"]).name)
+    if m is None:
+        raise ValueError(f"not a holdem segment: {descriptor['path']}")
+    return {**descriptor, "path": str(segment_path(int(m.group(2)), directory, pid, run_id))}
 
 
 def _pid_alive(pid):

@@ -22,6 +22,7 @@ from holdem.store.delta import DeltaSplitter
 from holdem.store.store import RegretStore, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0
+_REPLICA_WAIT_SECONDS = 60.0   # a new Ray worker's first map, while its node's replica catches up
 
 
 def own_delta_weight(config, num_workers):
@@ -92,21 +93,82 @@ class BatchRunner:
         return payload
 
 
+class BatchServer:
+    """A worker between batches: its :class:`BatchRunner` and the store generation it maps.
+    Worker processes (:func:`worker_main`) and Ray actors (:mod:`holdem.runtime.ray_pool`)
+    both serve requests with it.
+
+    ``relocate(descriptor) -> descriptor`` maps the main process's segment to the one this
+    worker reads: a Ray worker on another machine maps its node's replica of the store, whose
+    generations follow the main store's. A generation the replica has not reached yet is mapped
+    once it exists; until then the worker keeps reading the one it has (a batch more of lag).
+    """
+
+    def __init__(self, config, worker_index, relocate=None):
+        self.worker_index = worker_index
+        self.game = make_game(config)
+        self.runner = BatchRunner(self.game, config, config.train.num_workers)
+        self.runner.warm_up()
+        self.relocate = relocate
+        self.segment = None
+        self.generation = -1
+        self._wanted = None             # a newer generation's message, not mapped yet
+
+    def serve(self, request):
+        """Run one request (bytes); returns the delta, or None for a stop request."""
+        msg = protocol.decode_request(request)
+        if msg["op"] == "stop":
+            return None
+        store = msg.get("store")
+        if store is not None and store["generation"] > self.generation:
+            self._wanted = store
+        if self._wanted is not None:
+            self._map(wait=self.segment is None)
+        start = time.perf_counter()
+        utility_sum, visits = self.runner.run(self.segment.arrays, msg["t0"], msg["n"],
+                                              msg["elapsed"])
+        seconds = time.perf_counter() - start
+        return self.runner.take_delta(self.segment.arrays, msg["id"], self.worker_index,
+                                      self.generation, msg["n"], utility_sum, visits, seconds)
+
+    def _map(self, wait):
+        store = self._wanted
+        descriptor = store["descriptor"]
+        if self.relocate is not None:
+            descriptor = self.relocate(descriptor)
+        deadline = time.monotonic() + _REPLICA_WAIT_SECONDS
+        while True:
+            try:
+                segment = Segment(descriptor)
+                break
+            except FileNotFoundError:
+                if self.relocate is None or not wait or time.monotonic() > deadline:
+                    if self.segment is None:
+                        raise RuntimeError(f"worker {self.worker_index}: store segment "
+                                           f"{descriptor['path']} does not exist") from None
+                    return
+                time.sleep(0.01)        # a replica that has not grown this far yet
+        if self.segment is not None:
+            self.segment.close()
+        self.segment, self.generation, self._wanted = segment, store["generation"], None
+
+    def close(self):
+        if self.segment is not None:
+            self.segment.close()
+            self.segment = None
+
+
 def worker_main(conn, worker_index, config_dict, parent_pid):
     """Entry point of a worker process (must be importable for the spawn start method)."""
     # Ctrl-C in a terminal reaches the whole process group: the main process decides what
     # happens (final checkpoint, then a stop message), so workers ignore it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     config = config_mod.from_dict(config_dict, source="worker config")
-    game = make_game(config)
-    runner = BatchRunner(game, config, config.train.num_workers)    # resolved by the executor
-    runner.warm_up()
+    server = BatchServer(config, worker_index)     # num_workers resolved by the executor
     try:
         frames.send(conn.fileno(), protocol.encode_ready(worker_index, os.getpid()))
     except (BrokenPipeError, OSError):
         return
-    segment = None
-    generation = -1
     try:
         while True:
             if not conn.poll(_PARENT_CHECK_SECONDS):
@@ -114,22 +176,12 @@ def worker_main(conn, worker_index, config_dict, parent_pid):
                     return                       # the main process is gone
                 continue
             try:
-                msg = protocol.decode_request(conn.recv_bytes())
+                request = conn.recv_bytes()
             except (EOFError, OSError):
                 return
-            if msg["op"] == "stop":
+            payload = server.serve(request)
+            if payload is None:
                 return
-            store = msg.get("store")
-            if store is not None and store["generation"] != generation:
-                if segment is not None:
-                    segment.close()
-                segment = Segment(store["descriptor"])
-                generation = store["generation"]
-            start = time.perf_counter()
-            utility_sum, visits = runner.run(segment.arrays, msg["t0"], msg["n"], msg["elapsed"])
-            seconds = time.perf_counter() - start
-            payload = runner.take_delta(segment.arrays, msg["id"], worker_index, generation,
-                                        msg["n"], utility_sum, visits, seconds)
             try:
                 frames.send(conn.fileno(), payload)
             except (BrokenPipeError, OSError):
@@ -137,5 +189,4 @@ def worker_main(conn, worker_index, config_dict, parent_pid):
     except KeyboardInterrupt:
         return              # Ctrl-C reaches the whole process group; the main process decides
     finally:
-        if segment is not None:
-            segment.close()
+        server.close()

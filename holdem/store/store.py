@@ -168,6 +168,22 @@ class RegretStore:
             self.reserve(1, int(num_actions[done]))
 
     @classmethod
+    def copy_of(cls, arrays, allocator=None):
+        """An exact copy of a store's ``arrays`` -- capacities and hash table included -- so
+        that the same merges grow both at the same points and put rows at the same offsets
+        (a store replica on another machine)."""
+        store = cls.__new__(cls)
+        store._allocator = allocator or _numpy_allocator
+        copy = store._allocator(array_specs(arrays.row_key.shape[0], arrays.regrets.shape[0],
+                                            arrays.table.shape[0]))
+        for target, source in zip(copy, arrays):
+            if target.shape != source.shape or target.dtype != source.dtype:
+                raise ValueError("store arrays do not have the layout of array_specs")
+            target[...] = source
+        store.arrays = copy
+        return store
+
+    @classmethod
     def from_arrays(cls, keys, num_actions, regrets, strategy_sum, allocator=None):
         """A store holding exactly these rows (used when loading a checkpoint)."""
         store = cls(row_capacity=max(16, len(keys)), entry_capacity=max(64, len(regrets)),
