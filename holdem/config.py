@@ -27,6 +27,7 @@ SAMPLINGS = ("external", "outcome")
 WEIGHTINGS = ("none", "linear", "dcfr")
 CLOCKS = ("iterations", "seconds")
 START_METHODS = ("spawn", "fork", "forkserver")
+BACKENDS = ("process", "ray")
 
 
 class ConfigError(ValueError):
@@ -97,6 +98,8 @@ class TrainConfig:
     eval_hands: int = 20_000
     utility_window: int = 10_000
     start_method: str = "spawn"
+    backend: str = "process"
+    ray_address: typing.Optional[str] = None
     worker_timeout: float = 10.0
     max_memory_gb: typing.Optional[float] = None
 
@@ -120,6 +123,7 @@ _CHOICES = {
     ("solver", "weighting"): WEIGHTINGS,
     ("solver", "schedule_clock"): CLOCKS,
     ("train", "start_method"): START_METHODS,
+    ("train", "backend"): BACKENDS,
     ("train", "eval_baseline"): ("fold", "call", "pot", "random", "equity"),
 }
 _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
@@ -193,7 +197,8 @@ _APPLIES = {
 # switch on: checked on the final config (check_effective).
 _TENSORBOARD_KEYS = ("log_interval", "eval_interval", "eval_baseline", "eval_baseline_interval",
                      "eval_hands", "utility_window")
-_WORKER_KEYS = ("batch_size", "merge_threads", "own_delta_weight", "start_method",
+_WORKER_KEYS = ("batch_size", "merge_threads", "own_delta_weight", "start_method", "backend",
+                "ray_address",
                 "worker_timeout")
 
 
@@ -385,6 +390,11 @@ def check_effective(config, workers=True):
             raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with worker "
                               "processes (train.num_workers other than 1, or --num-workers); "
                               "this run trains in-process")
+        backend = {"start_method": "process", "ray_address": "ray"}.get(name)
+        if backend is not None and tc.backend != backend:
+            raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with "
+                              f"train.backend: {backend} (--backend {backend}); this run's "
+                              f"backend is {tc.backend}")
 
 
 def load(path):

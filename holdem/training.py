@@ -216,12 +216,19 @@ def memory_limit_bytes(config):
 
 
 def resolved_workers(config):
+    """``train.num_workers``, with 0 resolved: one worker per core of this machine, or with the
+    Ray backend one per CPU of the cluster less one (for the main process)."""
     n = config.train.num_workers
+    if n == 0 and config.train.backend == "ray":
+        from holdem.runtime.ray_pool import cluster_workers
+
+        return cluster_workers(config.train.ray_address)
     return os.cpu_count() or 1 if n == 0 else n
 
 
 def make_executor(game, config):
-    """The executor ``config.train.num_workers`` asks for: in-process for 1, else processes."""
+    """The executor ``config.train.num_workers`` asks for: in-process for 1, else workers
+    (processes or Ray actors: ``train.backend``)."""
     workers = resolved_workers(config)
     if workers == 1:
         from holdem.runtime.executor import InProcessExecutor

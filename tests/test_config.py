@@ -292,3 +292,23 @@ def test_game_facts_the_config_checks_agree_with_the_games(kuhn, leduc):
 
     assert config.STREETS == {"kuhn": kuhn.num_streets, "leduc": leduc.num_streets, "nlhe": 4}
     assert config._RANGE[("game", "num_players")] == (2, MAX_PLAYERS)
+
+
+def test_ray_keys_need_the_ray_backend_and_workers():
+    leduc = config.default_for_game("leduc")
+
+    def with_train(**train):
+        return config.with_overrides(leduc, train=train)
+
+    with pytest.raises(config.ConfigError, match="train.ray_address: takes effect only "
+                                                      "with train.backend: ray"):
+        config.check_effective(with_train(num_workers=2, ray_address="auto"))
+    with pytest.raises(config.ConfigError, match="train.backend: takes effect only with "
+                                                      "worker processes"):
+        config.check_effective(with_train(backend="ray"))
+    with pytest.raises(config.ConfigError, match="train.start_method: takes effect only "
+                                                      "with train.backend: process"):
+        config.check_effective(with_train(num_workers=2, backend="ray", start_method="fork"))
+    with pytest.raises(config.ConfigError, match="'dask' is not one of process, ray"):
+        with_train(backend="dask")
+    config.check_effective(with_train(num_workers=2, backend="ray", ray_address="auto"))

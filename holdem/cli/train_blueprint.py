@@ -55,6 +55,13 @@ def build_parser():
                    help="checkpoint and stop before the store outgrows this many GiB")
     p.add_argument("--start-method", choices=("spawn", "fork", "forkserver"),
                    help="how worker processes are started (default spawn)")
+    p.add_argument("--backend", choices=("process", "ray"),
+                   help="where workers run: process = worker processes on this machine "
+                        "(default), ray = Ray actors on this machine or a cluster (needs the "
+                        "ray extra: pip install -e '.[ray]')")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="with --backend ray: the cluster to join ('auto' or HOST:PORT, as "
+                        "'ray start' prints); default: start a local Ray instance")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
 
@@ -78,7 +85,8 @@ def main(argv=None):
                  "keep_checkpoints": args.keep_checkpoints, "batch_size": args.batch_size,
                  "merge_threads": args.merge_threads,
                  "tensorboard": args.tensorboard, "max_memory_gb": args.max_memory_gb,
-                 "start_method": args.start_method}
+                 "start_method": args.start_method, "backend": args.backend,
+                 "ray_address": args.ray_address}
 
     from holdem import checkpoint as ckpt
     from holdem import training

@@ -2,10 +2,12 @@
 
 :class:`holdem.runtime.process.ProcessExecutor` only uses a pool's methods (``start``,
 ``submit``, ``wait``, ``restart``, ``close``) and raw bytes-like payloads (see
-:mod:`holdem.runtime.protocol`), so a backend on a distributed engine (e.g. Ray actors whose
-``run_batch`` returns the same bytes) can replace :class:`ProcessPool` without touching the
-executor or the run loop. A Ray backend would also need the
-store shared across machines; on one machine the shared-memory file works for both.
+:mod:`holdem.runtime.protocol`), so :class:`holdem.runtime.ray_pool.RayPool` (Ray actors
+returning the same bytes) replaces :class:`ProcessPool` without touching the executor or the run
+loop. A pool whose ``replicates_store`` is true keeps copies of the store on other machines: the
+executor then logs the store's changes (:class:`holdem.runtime.replica.StoreLog`) and calls its
+``sync()`` after each merge pass. Optional: ``scalars(iters)``, ``reset_window()`` and
+``summary(iters)`` add the pool's own TensorBoard scalars and end-of-run lines.
 
 :class:`ProcessPool` runs persistent local processes (``fork`` or ``spawn``), one duplex pipe each.
 ``wait`` blocks in ``multiprocessing.connection.wait`` on the pipes and the process sentinels

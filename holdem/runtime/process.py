@@ -26,10 +26,11 @@ from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.executor import BatchResult
 from holdem.runtime.pool import ProcessPool, WorkerDied
+from holdem.runtime.replica import StoreLog, apply_delta
 from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.solver import kernels
 from holdem.solver.solver import make_params
-from holdem.store.delta import Group, RowMerger, group_of
+from holdem.store.delta import RowMerger, group_of
 from holdem.store.store import RegretStore, read_only
 
 PIPELINE = 2
@@ -61,19 +62,8 @@ def merge_payload(run, merger, payload):
         apply_delta(run.store, merger, msg, floor)
     except ValueError as exc:
         raise protocol.ProtocolError(str(exc)) from None
+    msg["regret_floor"] = floor
     return msg
-
-
-def apply_delta(store, merger, msg, regret_floor):
-    """Merge a decoded delta (whose new rows were checked against the game) into ``store``:
-    first the rows the store holds -- every offset checked before any is added, then added on
-    ``merger``'s threads -- then the new rows, which may grow the store. Raises ``ValueError``
-    with nothing written when the offsets are malformed."""
-    merger.merge(store.arrays, Group(msg["regret_offsets"], msg["regrets"], msg["regret_cuts"]),
-                 Group(msg["strategy_offsets"], msg["strategy"], msg["strategy_cuts"]),
-                 regret_floor=regret_floor)
-    store.merge(msg["keys"], msg["num_actions"], msg["new_regrets"], msg["new_strategy"],
-                regret_floor=regret_floor, check_existing=False)
 
 
 def batch_size_for(rate, store):
@@ -119,6 +109,7 @@ class ProcessExecutor:
             log(f"removed {len(removed)} shared-memory file(s) left by a killed run")
         self.allocator = shm.SharedAllocator()
         self.pool = pool
+        self.log = None                 # the store's changes, when the pool keeps replicas
         self.merger = RowMerger(merge_threads(config, self.num_workers))
         self.run = None
         self.workers = [_Worker() for _ in range(self.num_workers)]
@@ -146,13 +137,12 @@ class ProcessExecutor:
 
     def start(self, run, stop):
         self.run = run
-        run.info(f"starting {self.num_workers} workers ({self.tc.start_method})")
+        where = "Ray actors" if self.tc.backend == "ray" else self.tc.start_method
+        run.info(f"starting {self.num_workers} workers ({where})")
         if self.pool is None:
-            # Workers get the resolved worker count (their own-delta weight depends on it).
-            resolved = config_mod.with_overrides(self.config,
-                                                 train={"num_workers": self.num_workers})
-            self.pool = ProcessPool(self.num_workers, config_mod.to_dict(resolved),
-                                    self.tc.start_method)
+            self.pool = self._make_pool(run)
+        if getattr(self.pool, "replicates_store", False):
+            self.log = StoreLog(run.dcfr.steps)
         self.pool.start()
         deadline = time.monotonic() + READY_TIMEOUT
         while not all(w.ready for w in self.workers):
@@ -164,6 +154,17 @@ class ProcessExecutor:
                 self.handle(i, item)
         self._cpu_start = time.process_time()
         self._window_start = time.perf_counter()
+
+    def _make_pool(self, run):
+        # Workers get the resolved worker count (their own-delta weight depends on it).
+        resolved = config_mod.to_dict(config_mod.with_overrides(
+            self.config, train={"num_workers": self.num_workers}))
+        if self.tc.backend == "ray":
+            from holdem.runtime.ray_pool import RayPool
+
+            return RayPool(self.num_workers, resolved, self.tc.ray_address,
+                           store=lambda: (run.store, self.allocator.generation, self.log))
+        return ProcessPool(self.num_workers, resolved, self.tc.start_method)
 
     # -- batches ---------------------------------------------------------------------------
     def _free(self):
@@ -216,12 +217,16 @@ class ProcessExecutor:
     # -- results ---------------------------------------------------------------------------
     def results(self, timeout):
         out = []
+        if self.log is not None:            # sweeps the loop applied since the last call
+            self.log.discounts(self.run.dcfr.steps)
         for i, item in self.pool.wait(timeout):
             result = self.handle(i, item)
             if result is not None:
                 out.append(result)
         self._check_hung()
         self._release_old_generations()
+        if self.log is not None:
+            self.pool.sync()                # send the store's changes to the replicas
         self._send()
         return out
 
@@ -255,6 +260,8 @@ class ProcessExecutor:
     def _merge(self, payload):
         start = time.perf_counter()
         msg = merge_payload(self.run, self.merger, payload)
+        if self.log is not None:
+            self.log.delta(payload, msg["regret_floor"])
         s = self.stats
         s["merge_seconds"] += time.perf_counter() - start
         s["merges"] += 1
@@ -287,6 +294,8 @@ class ProcessExecutor:
         oldest = min(w.acked for w in self.workers)
         if oldest > 0:
             self.allocator.release_before(oldest)
+            if self.log is not None:
+                self.log.release(oldest)
 
     # -- reporting -------------------------------------------------------------------------
     def scalars(self):
@@ -294,7 +303,9 @@ class ProcessExecutor:
         merges = s["merges"] - last["merges"]
         iters = s["delta_iters"] - last["delta_iters"]
         nan = float("nan")
+        pool_scalars = getattr(self.pool, "scalars", None)
         return {
+            **(pool_scalars(iters) if pool_scalars is not None else {}),
             "train/merge_ms": 1e3 * (s["merge_seconds"] - last["merge_seconds"]) / merges
             if merges else nan,
             "train/delta_bytes_per_iter": (s["delta_bytes"] - last["delta_bytes"]) / iters
@@ -313,6 +324,8 @@ class ProcessExecutor:
         return max(0.0, 1.0 - busy / (span * self.num_workers))
 
     def reset_window(self):
+        if hasattr(self.pool, "reset_window"):
+            self.pool.reset_window()
         self._window = dict(self.stats)
         for w in self.workers:
             w.busy_seconds = 0.0
@@ -330,7 +343,8 @@ class ProcessExecutor:
                 f"{ran / s['merges']:.0f} iterations/batch; "
                 f"delta {s['delta_bytes'] / max(ran, 1):.1f} bytes/iteration; "
                 f"store {format_bytes(run.store.nbytes)}; main process busy "
-                f"{main_cpu / seconds:.1%} of a core; worker restarts {s['restarts']}"]
+                f"{main_cpu / seconds:.1%} of a core; worker restarts {s['restarts']}"
+                ] + (self.pool.summary(ran, seconds) if hasattr(self.pool, "summary") else [])
 
     def checkpoint_state(self, run):
         # An in-process resume continues with the next batch's stream.
