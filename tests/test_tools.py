@@ -32,7 +32,7 @@ def fields(stdout):
     return dict(line.split(": ", 1) for line in stdout.splitlines() if ": " in line)
 
 
-@pytest.mark.parametrize("name", ["bench_merge.py", "bench_scaling.py"])
+@pytest.mark.parametrize("name", ["bench_merge.py", "bench_scaling.py", "bench_backends.py"])
 def test_help_shows_example_commands(name):
     proc = run_tool(name, "--help", timeout=60)
     assert f"python tools/{name}" in proc.stdout
@@ -124,3 +124,12 @@ def test_bench_scaling_without_ceiling():
     proc = run_tool("bench_scaling.py", "--game", "leduc", "--workers", "1", "--seconds", 1,
                     "--independent", 0)
     assert proc.stdout.splitlines()[-1] == "fraction of ceiling at 1 workers: n/a"
+
+
+def test_bench_backends_compares_both_backends():
+    pytest.importorskip("ray")
+    proc = run_tool("bench_backends.py", "--game", "leduc", "--seconds", 2, "--rounds", 1)
+    out = fields(proc.stdout)
+    assert re.match(r"process [\d,]+ it/s, ray [\d,]+ it/s \([\d.]+x\)$", out["round 1"])
+    assert "ray: 1 node(s), 0 of 2 workers on other nodes" in proc.stdout
+    assert float(out["median ratio ray/process"].split("x")[0]) > 0

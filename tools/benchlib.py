@@ -135,10 +135,12 @@ class Run:
         self.memory = memory
 
 
-def train(source, logdir, workers, seed=0, seconds=None, iters=None, start_method="spawn"):
+def train(source, logdir, workers, seed=0, seconds=None, iters=None, start_method="spawn",
+          extra_args=(), memory=True):
     """Run train_blueprint on the YAML ``source`` for ``seconds`` (or ``iters``) with ``workers``
-    (1 = in-process) under ``logdir``; PSS is sampled about half-way through training.
-    Returns a :class:`Run`; raises SystemExit with the run's stderr if it failed."""
+    (1 = in-process) under ``logdir``, with ``extra_args`` (e.g. ``--backend ray``); PSS is
+    sampled about half-way through training unless ``memory`` is false (reading ``smaps``
+    takes CPU from the run; Ray's daemons are the run's children, not its workers). Returns a :class:`Run`; raises SystemExit with the run's stderr if it failed."""
     logdir = Path(logdir)
     config = logdir.with_suffix(".yaml")
     data = yaml.safe_load(Path(source).read_text())
@@ -152,8 +154,9 @@ def train(source, logdir, workers, seed=0, seconds=None, iters=None, start_metho
     cmd = [sys.executable, "-m", "holdem.cli.train_blueprint", "--config", str(config),
            "--num-workers", str(workers), "--logdir", str(logdir), "--overwrite"]
     cmd += ["--iters", str(iters)] if seconds is None else ["--time-budget", str(seconds)]
-    if workers > 1:
+    if workers > 1 and "ray" not in extra_args:
         cmd += ["--start-method", start_method]
+    cmd += list(extra_args)
     err_path = logdir.with_suffix(".stderr")
     with open(err_path, "w") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
@@ -162,6 +165,8 @@ def train(source, logdir, workers, seed=0, seconds=None, iters=None, start_metho
         best = None                 # (distance from the middle, sample)
         while proc.poll() is None:
             time.sleep(0.1)
+            if not memory:
+                continue
             found = PROGRESS_RE.findall(err_path.read_text())
             done = int(found[-1].replace(",", "")) if found else 0
             if done == 0:
