@@ -233,3 +233,16 @@ def test_sigint_on_the_driver_leaves_no_actors_and_no_files(cluster, shm_dir, tm
     assert "workers on other nodes" in stderr
     assert wait_for(lambda: holdem_actors() == [], 30), holdem_actors()
     assert list(shm_dir.iterdir()) == []
+
+
+def test_unreachable_cluster_is_a_one_line_error_and_leaves_no_logdir(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "holdem.cli.train_blueprint", "--game", "leduc", "--iters",
+         "1000", "--num-workers", "2", "--backend", "ray", "--ray-address", "127.0.0.1:1",
+         "--logdir", str(tmp_path / "run"), "--quiet"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].endswith(
+        "train.ray_address: 127.0.0.1:1: no Ray head node answers there (start one with "
+        "'ray start --head', or give its address)"), proc.stderr
+    assert not (tmp_path / "run").exists()

@@ -128,5 +128,12 @@ def test_ray_backend_without_ray_says_how_to_install_it(monkeypatch):
     from holdem.runtime import ray_pool
 
     monkeypatch.setitem(sys.modules, "ray", None)        # import ray raises ImportError
-    with pytest.raises(RuntimeError, match=r"pip install -e '\.\[ray\]'"):
+    with pytest.raises(config_mod.ConfigError, match=r"pip install -e '\.\[ray\]'"):
         ray_pool.connect()
+
+
+def test_unreachable_ray_address_is_a_one_line_error():
+    from holdem.runtime import ray_pool
+
+    assert not ray_pool._reachable("127.0.0.1:1", timeout=1.0)
+    assert ray_pool._reachable("auto") and ray_pool._reachable("ray://head:10001")

@@ -28,10 +28,12 @@ Ray is an optional extra (``pip install -e '.[ray]'``); this module imports it w
 import functools
 import logging
 import os
+import socket
 import time
 import uuid
 
 from holdem import config as config_mod
+from holdem.config import ConfigError
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.pool import WorkerDied
@@ -50,9 +52,22 @@ def _ray():
     try:
         import ray
     except ImportError:
-        raise RuntimeError("train.backend: ray needs Ray, an optional extra: "
-                           "pip install -e '.[ray]'") from None
+        raise ConfigError("train.backend: ray needs Ray, an optional extra: "
+                          "pip install -e '.[ray]'") from None
     return ray
+
+
+def _reachable(address, timeout=5.0):
+    """False when ``address`` is HOST:PORT and nothing accepts a connection there (Ray itself
+    retries an unreachable head node for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return True                     # "auto", ray://..., or not ours to judge
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
 
 
 def connect(address=None):
@@ -62,12 +77,15 @@ def connect(address=None):
     ray = _ray()
     if ray.is_initialized():
         return ray
+    if address is not None and not _reachable(address):
+        raise ConfigError(f"train.ray_address: {address}: no Ray head node answers there "
+                          "(start one with 'ray start --head', or give its address)")
     try:
         ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING,
                  configure_logging=True, log_to_driver=True)
     except ConnectionError as exc:
-        raise RuntimeError(f"--ray-address {address}: cannot connect to a Ray cluster "
-                           f"({exc})") from None
+        raise ConfigError(f"train.ray_address: {address}: cannot connect to a Ray cluster "
+                          f"({_first_line(exc)})") from None
     _started_here = address is None
     return ray
 
