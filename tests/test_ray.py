@@ -85,6 +85,20 @@ def wait_for(predicate, timeout=60.0):
     return False
 
 
+TRAIN_TAGS = {"train/iters_per_sec", "train/iterations", "train/infosets", "train/store_bytes",
+              "train/delta_bytes_per_iter", "train/merge_ms", "train/worker_idle_frac",
+              "train/visits_per_iter", "train/utility_mean"}
+RAY_TAGS = {"ray/replica_lag_batches", "ray/cross_node_bytes_per_iter"}
+
+
+def scalar_tags(logdir):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(logdir), size_guidance={"scalars": 0})
+    acc.Reload()
+    return set(acc.Tags()["scalars"])
+
+
 def nodes_of(executor):
     home = executor.pool.home
     return [node == home for node in executor.pool.worker_node]
@@ -187,11 +201,16 @@ def test_resume_ray_to_process_and_back_keeps_counts_and_schedule(cluster, shm_d
     def chain(backends, root):
         headers = []
         for k, backend in enumerate(backends):
-            config = leduc(iters=(k + 1) * n, num_workers=2, batch_size=1000, backend=backend)
+            config = leduc(iters=(k + 1) * n, num_workers=2, batch_size=1000, backend=backend,
+                           tensorboard=True, log_interval=0.1)
             resume = None if k == 0 else root / str(k - 1)
             result = train(config, root / str(k), resume_from=resume, progress=False)
             assert result.iterations == (k + 1) * n
             headers.append(ckpt.load(result.checkpoint).header)
+            # The same TensorBoard tags; Ray runs add their own.
+            tags = scalar_tags(root / str(k))
+            assert TRAIN_TAGS <= tags, (backend, TRAIN_TAGS - tags)
+            assert (RAY_TAGS <= tags) == (backend == "ray"), (backend, tags)
         return headers
 
     mixed = chain(["ray", "process", "ray"], tmp_path / "mixed")
@@ -246,3 +265,10 @@ def test_unreachable_cluster_is_a_one_line_error_and_leaves_no_logdir(tmp_path):
         "train.ray_address: 127.0.0.1:1: no Ray head node answers there (start one with "
         "'ray start --head', or give its address)"), proc.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_zero_workers_is_one_per_cpu_of_the_cluster_less_one(cluster):
+    from holdem.training import resolved_workers
+
+    cpus = sum(n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"])
+    assert resolved_workers(leduc(num_workers=0, backend="ray")) == int(cpus) - 1
