@@ -106,9 +106,9 @@ def nodes_of(executor):
 
 def test_leduc_on_two_nodes_converges_like_in_process(cluster, shm_dir, tmp_path):
     # One worker per node: the head's reads the main store, the other's its node's replica.
-    # Means over two seeds on both sides (one run's exploitability varies by about 10%).
-    # Measured on the 2-core machine: in-process 0.0085 (seed 0); Ray 0.0107 and 0.0099,
-    # 1.16-1.25x; worker processes 1.05-1.08x.
+    # Means over two seeds on both sides (one run's exploitability varies by 10-15%).
+    # Measured on the 2-core machine: in-process 0.0085 and 0.0098; Ray 0.0096-0.0107 over
+    # three runs; 1.08x in the mean.
     iters = 4_000_000
     serial, parallel = [], []
     for seed in (0, 1):
