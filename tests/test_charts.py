@@ -167,6 +167,26 @@ def test_png_with_matplotlib(bp, tmp_path):
     charts.save_png(compare(chart, chart), tmp_path / "b.png")
     assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "b.png").stat().st_size > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "b.png"]   # no temp files
+
+
+def test_png_that_fails_to_draw_leaves_the_old_file(bp, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    chart = range_chart(bp, [])
+    out = tmp_path / "a.png"
+    out.write_bytes(b"old chart")
+
+    def broken(self, f, **kwargs):
+        f.write(b"half a PNG")
+        raise RuntimeError("renderer failed")
+
+    monkeypatch.setattr(Figure, "savefig", broken)
+    with pytest.raises(RuntimeError, match="renderer failed"):
+        charts.save_png(chart, out)
+    assert out.read_bytes() == b"old chart"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.png"]
 
 
 def test_cli_in_process(runs, tmp_path, capsys, monkeypatch):

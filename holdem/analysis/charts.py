@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from holdem.cards import RANK_CHARS, make_card
+from holdem.fileio import atomic_open
 
 GRID_RANKS = RANK_CHARS[::-1]                   # "AKQJT98765432": row/column order
 COMBOS = {"pair": 6, "suited": 4, "offsuit": 12}
@@ -362,5 +363,8 @@ def save_png(chart_or_cmp, path):
         ax.legend(handles=[Patch(color=colors[a], label=f"{a} = {n}")
                            for a, n in zip(chart.actions, chart.names)],
                   loc="upper center", bbox_to_anchor=(0.5, 0), ncol=4, fontsize=8)
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    plt.close(fig)
+    try:
+        with atomic_open(path, "wb") as f:          # never a half-written PNG under its name
+            fig.savefig(f, format="png", dpi=100, bbox_inches="tight")
+    finally:
+        plt.close(fig)
