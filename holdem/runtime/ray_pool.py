@@ -265,8 +265,8 @@ class RayPool:
         """Block up to ``timeout`` seconds; return [(worker, payload or WorkerDied)]."""
         ray = self.ray
         refs = list(self.pending)
-        if not refs:
-            time.sleep(min(timeout, 0.05))
+        if not refs:                    # nothing can answer: wait out the timeout
+            time.sleep(timeout)
             return []
         ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
         if not ready:

@@ -22,7 +22,6 @@ from holdem.store.delta import DeltaSplitter
 from holdem.store.store import RegretStore, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0
-_REPLICA_WAIT_SECONDS = 60.0   # a new Ray worker's first map, while its node's replica catches up
 
 
 def own_delta_weight(config, num_workers):
@@ -100,8 +99,9 @@ class BatchServer:
 
     ``relocate(descriptor) -> descriptor`` maps the main process's segment to the one this
     worker reads: a Ray worker on another machine maps its node's replica of the store, whose
-    generations follow the main store's. A generation the replica has not reached yet is mapped
-    once it exists; until then the worker keeps reading the one it has (a batch more of lag).
+    generations follow the main store's. (A Ray batch starts only once the replica has applied
+    the changes sent before it, growth included; should a generation's file still be missing,
+    the worker keeps reading the one it has and maps the new one at its next batch.)
     """
 
     def __init__(self, config, worker_index, relocate=None):
@@ -123,7 +123,7 @@ class BatchServer:
         if store is not None and store["generation"] > self.generation:
             self._wanted = store
         if self._wanted is not None:
-            self._map(wait=self.segment is None)
+            self._map()
         start = time.perf_counter()
         utility_sum, visits = self.runner.run(self.segment.arrays, msg["t0"], msg["n"],
                                               msg["elapsed"])
@@ -131,23 +131,18 @@ class BatchServer:
         return self.runner.take_delta(self.segment.arrays, msg["id"], self.worker_index,
                                       self.generation, msg["n"], utility_sum, visits, seconds)
 
-    def _map(self, wait):
+    def _map(self):
         store = self._wanted
         descriptor = store["descriptor"]
         if self.relocate is not None:
             descriptor = self.relocate(descriptor)
-        deadline = time.monotonic() + _REPLICA_WAIT_SECONDS
-        while True:
-            try:
-                segment = Segment(descriptor)
-                break
-            except FileNotFoundError:
-                if self.relocate is None or not wait or time.monotonic() > deadline:
-                    if self.segment is None:
-                        raise RuntimeError(f"worker {self.worker_index}: store segment "
-                                           f"{descriptor['path']} does not exist") from None
-                    return
-                time.sleep(0.01)        # a replica that has not grown this far yet
+        try:
+            segment = Segment(descriptor)
+        except FileNotFoundError:
+            if self.segment is None:
+                raise RuntimeError(f"worker {self.worker_index}: store segment "
+                                   f"{descriptor['path']} does not exist") from None
+            return                      # a replica not there yet: keep reading the old one
         if self.segment is not None:
             self.segment.close()
         self.segment, self.generation, self._wanted = segment, store["generation"], None
