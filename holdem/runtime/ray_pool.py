@@ -320,7 +320,11 @@ class RayPool:
 
     def _keep_changes(self):
         """The executor's log keeps the store's changes only while some replica needs them."""
-        self.store()[2].keep = any(e.replica is not None for e in self.nodes.values())
+        self.store()[2].keep = bool(self._replicas())
+
+    def _replicas(self):
+        """The records of the nodes that hold a replica."""
+        return [e for e in self.nodes.values() if e.replica is not None]
 
     def _forget_dead_nodes(self, alive):
         for node in [n for n in self.nodes if n not in alive and n != self.home]:
@@ -340,7 +344,7 @@ class RayPool:
         _, _, log = self.store()
         self._harvest(block=False)
         ops, size = log.take()
-        remote = [e for e in self.nodes.values() if e.replica is not None]
+        remote = self._replicas()
         if not ops or not remote:
             return
         ref = self.ray.put(ops)
@@ -403,7 +407,7 @@ class RayPool:
         """End-of-run lines: where workers ran, the bytes that crossed node boundaries, and the
         replicas' lag and work."""
         s = self.stats
-        replicas = [e for e in self.nodes.values() if e.replica is not None]
+        replicas = self._replicas()
         workers_away = sum(1 for n in self.worker_node if n != self.home)
         line = (f"ray: {len(self.nodes)} node(s), {workers_away} of {self.num_workers} "
                 f"workers on other nodes")
@@ -433,8 +437,7 @@ class RayPool:
             if backlog:             # the last changes' answers, for the summary
                 self.ray.wait(backlog, num_returns=len(backlog), timeout=timeout)
                 self._harvest(block=False)
-            closing = [e.replica.close.remote() for e in self.nodes.values()
-                       if e.replica is not None]
+            closing = [e.replica.close.remote() for e in self._replicas()]
             if closing:
                 try:
                     self.ray.wait(closing, num_returns=len(closing), timeout=timeout)

@@ -69,11 +69,10 @@ class StoreLog:
     def delta(self, payload, regret_floor):
         """A delta merged into the main store (``regret_floor`` None: no floor)."""
         self.deltas += 1
-        if not self.keep:
-            self.seq += 1
-            return
-        data = bytes(payload)
-        self.pending_bytes += len(data)
+        data = None
+        if self.keep:
+            data = bytes(payload)
+            self.pending_bytes += len(data)
         self._add(DELTA, data, regret_floor)
 
     def discounts(self, steps):
@@ -122,8 +121,9 @@ class Replica:
 
     def apply(self, ops):
         """Apply changes in order (those it already holds are skipped); returns (seq, deltas,
-        seconds): changes and deltas applied so far, and the time it took. A gap in the numbering raises ``ValueError``: the replica is then no
-        longer a copy of the main store."""
+        seconds): changes and deltas applied so far, and the time it took. A gap in the
+        numbering raises ``ValueError``: the replica is then no longer a copy of the main
+        store."""
         start = time.perf_counter()
         for seq, kind, value, floor in ops:
             if seq <= self.seq:
