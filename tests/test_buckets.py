@@ -468,7 +468,7 @@ def test_cli_build_matches_in_process(tiny_file, tmp_path):
                    "--river-samples", t.river_samples, "--out", out, "--manifest", manifest)
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == tiny_file.read_bytes()
-    assert proc.stdout.startswith(f"wrote {out}: k=10/8/8/8") and "100%" in proc.stderr
+    assert proc.stdout.startswith(f"wrote {out}: method=ehs2 k=10/8/8/8") and "100%" in proc.stderr
     entry = json.loads(manifest.read_text())["files"]["cli.buckets"]
     assert entry["sha256"] == bucket_file_checksum(out)
     assert entry["size_bytes"] == out.stat().st_size and entry["params"]["seed"] == 7

@@ -12,10 +12,12 @@ What each street uses
               offsuit by ranks) when k = 169; else       run-time table is 52 x 52 by card
               quantile bins of the pot share against
               ``num_players - 1`` random hands (MC)
-    flop      quantile bin of E[HS^2] (below)            ``flop_bucket[index]`` for each of the
-                                                         1,286,792 canonical flop hands
-    turn      quantile bin of E[HS^2]                    ``turn_bucket[index]`` for each of the
-                                                         13,960,050 canonical turn hands
+    flop      quantile bin of E[HS^2] (below), or with   ``flop_bucket[index]`` for each of the
+              method "emd" a k-means cluster of its      1,286,792 canonical flop hands
+              histogram over turn buckets
+    turn      quantile bin of E[HS^2], or with "emd"     ``turn_bucket[index]`` for each of the
+              a k-means cluster of its histogram over    13,960,050 canonical turn hands
+              river buckets (:mod:`.emd`)
     river     quantile bin of HS                         ``river_bucket[score]`` (1,981): HS is
                                                          computed per deal at run time
     ========  =========================================  ======================================
@@ -65,10 +67,13 @@ File format (version 1; ``.buckets``; never a pickle)::
 
 The header holds ``format``, ``kind`` ("holdem.buckets"), ``generator`` (name, version),
 ``params`` (k_preflop, k_flop, k_turn, k_river, num_players, seed, preflop_samples,
-turn_samples, river_samples), ``sizes``, ``features`` (descriptions), ``stats`` and ``arrays``
+turn_samples, river_samples, method, kmeans_iters, kmeans_sample; a generator version 1 file
+predates the last three and reads as method "ehs2"), ``sizes``, ``features`` (descriptions),
+``stats`` (used bucket ids; with "emd" the k-means' steps and mean distances) and ``arrays``
 (name, dtype, shape, offset, nbytes). Arrays: ``preflop_bucket`` (169), ``preflop_equity``
 (169, float64), ``flop_bucket``, ``turn_bucket``, ``river_bucket`` (1981), ``flop_lower``,
-``turn_lower``, ``river_lower`` (k, float64). The file holds no time stamp, so the same
+``turn_lower``, ``river_lower`` (k, float64; with "emd" the smallest E[HS^2] in each flop and
+turn bucket). The file holds no time stamp, so the same
 parameters give the same bytes. :func:`load_buckets` checks the magic and version first, then
 the sha256, then every field, and raises :class:`BucketFileError` naming the file and the
 field. :func:`bucket_file_checksum` is the sha256 of the whole file (as ``sha256sum`` prints).
@@ -90,7 +95,7 @@ import os
 import struct
 from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import msgpack
@@ -109,13 +114,17 @@ __all__ = ["BucketParams", "BucketTables", "BucketFile", "BucketFileError", "bui
 
 MAGIC = b"HOLDEMBK"
 FORMAT_VERSION = 1
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
+"""Version 2 adds the params method, kmeans_iters and kmeans_sample. An "ehs2" file is still
+written as version 1 (without them), so it keeps the bytes and sha256 it always had."""
+METHODS = ("ehs2", "emd")
 KIND = "holdem.buckets"
 SUFFIX = ".buckets"
 NUM_PREFLOP_CLASSES = 169
 NUM_SCORES = MAX_SCORE + 1
 MAX_BUCKETS = 65535
 MAX_PLAYERS = 9
+MAX_EMD_BUCKETS = 512
 _PREFIX = struct.Struct("<8sII")
 _ALIGN = 64
 _DIGEST = 32
@@ -154,21 +163,34 @@ class BucketParams:
     preflop_samples: int = 100_000   #: Monte Carlo deals per preflop class
     turn_samples: int = 47      #: turn cards per flop (47 = all: exact)
     river_samples: int = 48     #: river cards per turn board (48 = all: exact)
+    method: str = "ehs2"        #: flop/turn buckets: "ehs2" quantiles or "emd" k-means
+    kmeans_iters: int = 30      #: emd: at most this many Lloyd steps per street
+    kmeans_sample: int = 200_000    #: emd: canonical hands the k-means is fitted on
 
     def validate(self):
         """Raise ValueError naming the first bad field."""
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         limits = {"k_preflop": (1, NUM_PREFLOP_CLASSES), "k_flop": (1, MAX_BUCKETS),
                   "k_turn": (1, MAX_BUCKETS), "k_river": (1, MAX_BUCKETS),
                   "num_players": (2, MAX_PLAYERS), "seed": (0, 2 ** 63 - 1),
                   "preflop_samples": (1, 10 ** 9), "turn_samples": (3, 47),
-                  "river_samples": (3, 48)}
+                  "river_samples": (3, 48), "kmeans_iters": (0, 1000),
+                  "kmeans_sample": (100, 10 ** 8)}
         for field in fields(self):
+            if field.name == "method":
+                continue
             value = getattr(self, field.name)
             low, high = limits[field.name]
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
                 raise ValueError(f"{field.name} must be an integer, got {value!r}")
             if not low <= value <= high:
                 raise ValueError(f"{field.name} must be in {low}..{high}, got {value}")
+        for name in ("k_turn", "k_river"):
+            if self.method == "emd" and getattr(self, name) > MAX_EMD_BUCKETS:
+                raise ValueError(f"{name} must be at most {MAX_EMD_BUCKETS} with method emd "
+                                 f"(its histograms take 14 MB per bucket), got "
+                                 f"{getattr(self, name)}")
         return self
 
 
@@ -313,6 +335,14 @@ def quantile_buckets(values, weights, k, return_lower=False):
     return out, lower
 
 
+def _bucket_min(bucket, value, k):
+    """Smallest ``value`` in each bucket (float64[k], NaN for an unused id)."""
+    lower = np.full(k, np.inf)
+    np.minimum.at(lower, bucket, value)
+    lower[np.isinf(lower)] = np.nan
+    return lower
+
+
 def _bucket_dtype(k):
     return np.uint8 if k <= 256 else np.uint16
 
@@ -327,6 +357,9 @@ def build_buckets(params=BucketParams(), progress=None, num_threads=None,
     int64, ``river_hist`` int64[1981]) as a third item. The result depends only on ``params``.
     """
     params = params.validate()
+    if params.method == "ehs2":         # the k-means settings do not apply
+        params = replace(params, kmeans_iters=BucketParams.kmeans_iters,
+                         kmeans_sample=BucketParams.kmeans_sample)
     exponent = params.num_players - 1
     flop_iso, turn_iso = street_indexer(1), street_indexer(2)
 
@@ -389,12 +422,23 @@ def build_buckets(params=BucketParams(), progress=None, num_threads=None,
     scale = float(MAX_SCORE) ** (2 * exponent)
     flop_feature /= scale
     turn_feature /= scale
-    flop, flop_lower = quantile_buckets(flop_feature, flop_weight, params.k_flop, True)
-    turn, turn_lower = quantile_buckets(turn_feature, turn_weight, params.k_turn, True)
     river, river_lower = quantile_buckets(np.arange(NUM_SCORES) / MAX_SCORE, river_hist,
                                           params.k_river, True)
-    if progress:
-        progress("quantile bins", 1, 1)
+    if params.method == "ehs2":
+        flop, flop_lower = quantile_buckets(flop_feature, flop_weight, params.k_flop, True)
+        turn, turn_lower = quantile_buckets(turn_feature, turn_weight, params.k_turn, True)
+        if progress:
+            progress("quantile bins", 1, 1)
+    else:
+        from holdem.abstraction.emd import emd_clusters
+
+        def run_chunks(run, chunks, progress=None, stage=""):
+            _run_chunks(run, chunks, num_threads, progress, stage)
+
+        flop, turn, kmeans_info = emd_clusters(params, boards[4], boards[3], river, river_hist,
+                                               turn_weight, flop_weight, run_chunks, progress)
+        flop_lower = _bucket_min(flop, flop_feature, params.k_flop)
+        turn_lower = _bucket_min(turn, turn_feature, params.k_turn)
 
     arrays = {
         "preflop_bucket": preflop.astype(_bucket_dtype(params.k_preflop)),
@@ -408,11 +452,15 @@ def build_buckets(params=BucketParams(), progress=None, num_threads=None,
     }
     used = [int(np.unique(preflop).size), int(np.unique(flop).size),
             int(np.unique(turn).size), int(np.unique(river[river_hist > 0]).size)]
+    stored = asdict(params)
+    if params.method == "ehs2":         # as generator version 1 wrote it: the same bytes
+        stored = {k: v for k, v in stored.items() if k not in _V2_PARAMS}
     header = {
         "format": FORMAT_VERSION,
         "kind": KIND,
-        "generator": {"name": __name__, "version": GENERATOR_VERSION},
-        "params": asdict(params),
+        "generator": {"name": __name__,
+                      "version": 1 if params.method == "ehs2" else GENERATOR_VERSION},
+        "params": stored,
         "sizes": {"preflop": NUM_PREFLOP_CLASSES, "flop": int(flop_iso.size),
                   "turn": int(turn_iso.size), "river_scores": NUM_SCORES},
         "features": {
@@ -424,6 +472,12 @@ def build_buckets(params=BucketParams(), progress=None, num_threads=None,
         },
         "stats": {"used_buckets": used},
     }
+    if params.method == "emd":
+        header["features"]["flop"] = ("k-means of turn-bucket histograms, greedy EMD with the "
+                                      "turn centres' EMD as ground distance; ids by strength")
+        header["features"]["turn"] = ("k-means of river-bucket histograms, exact EMD on the "
+                                      "river buckets' mean HS; ids by strength")
+        header["stats"]["kmeans"] = kmeans_info
     if keep_features:
         features = {"flop": flop_feature, "turn": turn_feature, "flop_weight": flop_weight,
                     "turn_weight": turn_weight, "river_hist": river_hist}
@@ -445,6 +499,7 @@ _ARRAY_SPECS = {                     # name -> (allowed dtypes, shape; "k:<stree
     "turn_lower": (("<f8",), ("k_turn",)),
     "river_lower": (("<f8",), ("k_river",)),
 }
+_V2_PARAMS = ("method", "kmeans_iters", "kmeans_sample")
 _BUCKET_ARRAYS = {"preflop_bucket": "k_preflop", "flop_bucket": "k_flop",
                   "turn_bucket": "k_turn", "river_bucket": "k_river"}
 
@@ -547,6 +602,8 @@ def _check_header(path, header):
     if not isinstance(raw, dict):
         _fail(path, "params", "missing or not a mapping")
     names = {f.name for f in fields(BucketParams)}
+    if generator["version"] < 2:            # version 1 files predate the method parameters
+        raw = {**{name: getattr(BucketParams(), name) for name in _V2_PARAMS}, **raw}
     for name in names:
         if name not in raw:
             _fail(path, f"params.{name}", "missing")

@@ -35,13 +35,19 @@ def _bounded_int(low, high):
     return parse
 
 
+def buckets_methods():
+    from holdem.abstraction.buckets import METHODS
+    return METHODS
+
+
 def build_parser():
     from holdem.abstraction.buckets import MAX_BUCKETS, MAX_PLAYERS, BucketParams
     d = BucketParams()
     p = ArgumentParser(
         prog="python -m holdem.cli.build_buckets",
-        description="Build a card-abstraction file: preflop classes, flop/turn buckets of "
-                    "E[HS^2] per canonical hand, river HS bin boundaries.")
+        description="Build a card-abstraction file: preflop classes, flop/turn buckets per "
+                    "canonical hand (quantile bins of E[HS^2], or potential-aware k-means with "
+                    "earth mover's distance), river HS bin boundaries.")
     p.add_argument("--k-preflop", type=_bounded_int(1, 169), default=d.k_preflop, metavar="K",
                    help="preflop buckets; 169 = the lossless classes (default %(default)s)")
     for street, default in (("flop", d.k_flop), ("turn", d.k_turn), ("river", d.k_river)):
@@ -52,6 +58,16 @@ def build_parser():
                    "approximate (default %(default)s)")
     p.add_argument("--seed", type=_bounded_int(0, 2 ** 63 - 1), default=d.seed,
                    help="seed of every Monte Carlo step (default %(default)s)")
+    p.add_argument("--method", choices=buckets_methods(), default=d.method,
+                   help="flop and turn buckets: ehs2 = quantile bins of E[HS^2]; emd = "
+                   "k-means of next-street bucket histograms with earth mover's distance "
+                   "(potential-aware; minutes instead of seconds) (default %(default)s)")
+    p.add_argument("--kmeans-iters", type=_bounded_int(0, 1000), default=d.kmeans_iters,
+                   metavar="N", help="emd: at most N Lloyd steps per street (default "
+                   "%(default)s)")
+    p.add_argument("--kmeans-sample", type=_bounded_int(100, 10 ** 8), default=d.kmeans_sample,
+                   metavar="N", help="emd: canonical hands per street the k-means is fitted "
+                   "on; then every hand goes to its nearest centre (default %(default)s)")
     p.add_argument("--out", required=True, metavar="FILE", help="bucket file to write")
     p.add_argument("--preflop-samples", type=_bounded_int(1, 10 ** 9),
                    default=d.preflop_samples, metavar="N",
@@ -102,13 +118,14 @@ class ProgressBar:
             self.stream.flush()
 
 
-def write_manifest(manifest, out, argv, params, sha256, size, seconds):
-    """Add or replace the entry of ``out`` in the JSON ``manifest`` (atomic rewrite)."""
+def write_manifest(manifest, out, argv, params, sha256, size, seconds, generator_version):
+    """Add or replace the entry of ``out`` in the JSON ``manifest`` (atomic rewrite);
+    ``params`` and ``generator_version`` as the file's header holds them."""
     import numba
     import numpy as np
 
     from holdem import __version__
-    from holdem.abstraction.buckets import FORMAT_VERSION, GENERATOR_VERSION
+    from holdem.abstraction.buckets import FORMAT_VERSION
     manifest = Path(manifest)
     data = {"files": {}}
     if manifest.exists():
@@ -126,7 +143,7 @@ def write_manifest(manifest, out, argv, params, sha256, size, seconds):
         "command": "python -m holdem.cli.build_buckets " + shlex.join(argv),
         "params": params,
         "format": FORMAT_VERSION,
-        "generator_version": GENERATOR_VERSION,
+        "generator_version": generator_version,
         "sha256": sha256,
         "size_bytes": size,
         "build_seconds": round(seconds, 1),
@@ -145,14 +162,14 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
-    from dataclasses import asdict
 
     from holdem.abstraction import buckets
     params = buckets.BucketParams(
         k_preflop=args.k_preflop, k_flop=args.k_flop, k_turn=args.k_turn,
         k_river=args.k_river, num_players=args.num_players, seed=args.seed,
         preflop_samples=args.preflop_samples, turn_samples=args.turn_samples,
-        river_samples=args.river_samples)
+        river_samples=args.river_samples, method=args.method,
+        kmeans_iters=args.kmeans_iters, kmeans_sample=args.kmeans_sample)
     out = Path(args.out)
     if out.is_dir():
         parser.error(f"--out {out} is a directory")
@@ -174,12 +191,13 @@ def main(argv=None):
     size = out.stat().st_size
     if args.manifest:
         try:
-            write_manifest(args.manifest, out, argv, asdict(params), sha256, size, seconds)
+            write_manifest(args.manifest, out, argv, header["params"], sha256, size, seconds,
+                           header["generator"]["version"])
         except (OSError, ValueError) as exc:
             print(f"{parser.prog}: error: {exc}", file=sys.stderr)
             return 2
-    print(f"wrote {out}: k={params.k_preflop}/{params.k_flop}/{params.k_turn}/{params.k_river}"
-          f" num_players={params.num_players} seed={params.seed} bytes={size} sha256={sha256}"
+    print(f"wrote {out}: method={params.method} k={params.k_preflop}/{params.k_flop}/"
+          f"{params.k_turn}/{params.k_river} num_players={params.num_players} seed={params.seed} bytes={size} sha256={sha256}"
           f" seconds={seconds:.1f}")
     return 0
 
