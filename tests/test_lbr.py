@@ -220,6 +220,45 @@ def test_equity_matches_brute_force(hole, board, picks, rng):
         assert eq[c] == pytest.approx(_brute_equity(hole, board, tuple(card[c])), abs=1e-12)
 
 
+@pytest.mark.parametrize("street, board", [(2, (40, 41, 8, 33)), (3, (0, 5, 10, 20, 30))])
+def test_bucket_only_equity_is_the_mean_over_the_bucket(game, street, board):
+    """Bucket-only LBR decides with the mean equity of hands drawn from its own bucket (its own
+    hand included): with many draws it matches the exact mean over every such hand; with no
+    draws it is the exact equity of its own cards."""
+    hole = (51, 46)
+    tables = game.deal.tables
+    work = lbr.make_work(game)
+    work.cards[:] = list(hole) + [12, 13] + list(board) + [0] * (5 - len(board))
+    for s in range(street + 1):
+        lk.prepare_street(tables, lbr.make_spec(game), work, np.int64(s))
+    own = work.own_bucket[street]
+    card, _ = lbr.combos()
+    live = work.live[street, :work.num_live[street]]
+    mates = [lk._combo_of(*hole)] + [c for c in live if work.bucket[street, c] == own]
+    assert len(mates) > 5
+    exact = np.array([lbr.combo_equity(card[m], board) for m in mates])
+    want = np.nanmean(exact[:, live], axis=0)
+    state = rng_mod.make_states(5, 1)[0]
+    lk.decision_equity(lbr.make_spec(game, bucket_samples=3000), work, np.int64(street), state)
+    got = work.equity[street, live]
+    assert np.abs(got - want).max() < 0.06 and np.abs(got - want).mean() < 0.01
+    assert list(work.cards[:2]) == list(hole)                  # LBR's own cards restored
+    work.ready[4 + street] = 0
+    lk.decision_equity(lbr.make_spec(game), work, np.int64(street), state)
+    np.testing.assert_allclose(work.equity[street, live],
+                               lbr.combo_equity(hole, board)[live], atol=1e-12)
+
+
+def test_bucket_only_lbr_plays_preflop_like_lbr(game, seed):
+    """Preflop it decides exactly as LBR (the 169 classes lose nothing): the always-fold
+    blueprint still gives exactly 750 mbb/hand."""
+    result = lbr.lbr_match(game, lbr.baseline_store(game, "fold"), hands=400, seed=seed,
+                           bucket_samples=2)
+    assert result.mbb_per_hand == 750.0 and result.ci95 == 0.0
+    with pytest.raises(ValueError, match="bucket_samples must not be negative"):
+        lbr.make_spec(game, bucket_samples=-1)
+
+
 def test_equity_takes_cards_as_text_and_names_them_as_text():
     np.testing.assert_array_equal(lbr.combo_equity("Ts Kd", "7h 8d Js"),
                                   lbr.combo_equity([35, 45], [22, 25, 39]))
@@ -272,6 +311,13 @@ def test_cli_lbr_prints_the_bound(nlhe_checkpoint):
     assert note and int(note[2]) >= 10_000, proc.stdout
     proc = _eval("--checkpoint", nlhe_checkpoint, "--exploitability")
     assert proc.returncode == 2 and "--lbr" in proc.stderr and "not available" not in proc.stderr
+    proc = _eval("--checkpoint", nlhe_checkpoint, "--lbr", "--hands", 100,
+                 "--lbr-bucket-samples", 2)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^bucket-only \(2 draws per street\) lbr: -?[\d.]+ ± [\d.]+ mbb/hand",
+                     proc.stdout, re.M), proc.stdout
+    proc = _eval("--checkpoint", nlhe_checkpoint, "--vs", "fold", "--lbr-bucket-samples", 2)
+    assert proc.returncode == 2 and "--lbr-bucket-samples needs --lbr" in proc.stderr
 
 
 @pytest.mark.parametrize("mbb, ci95, hands, needed", [

@@ -108,9 +108,12 @@ def combos():
     return cards, mask
 
 
-def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES):
+def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
+              bucket_samples=0):
     """The kernels' per-game constants (:data:`lbr_kernels.LbrSpec`); ``game`` None gives a
     spec for the equity kernels only."""
+    if int(bucket_samples) < 0:
+        raise ValueError(f"bucket_samples must not be negative, got {bucket_samples}")
     if int(preflop_samples) < 1:
         raise ValueError(f"preflop_samples must be positive, got {preflop_samples}")
     if int(allin_samples) < 0:
@@ -127,7 +130,8 @@ def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAU
                       fold_child=np.ascontiguousarray(children[0]),
                       call_child=np.ascontiguousarray(children[1]), combo_card=card,
                       combo_mask=mask, preflop_samples=np.int64(preflop_samples),
-                      allin_samples=np.int64(allin_samples))
+                      allin_samples=np.int64(allin_samples),
+                      bucket_samples=np.int64(bucket_samples))
 
 
 def make_work(game=None):
@@ -149,7 +153,9 @@ def make_work(game=None):
         value=np.zeros(actions, np.float64), sigma=np.zeros(actions, np.float64),
         table=np.zeros(lk.NUM_CODES ** 2, np.int32),
         rep=np.zeros((13, 3), np.int64), bucket_work=np.zeros(RUNTIME_WORK, np.int64),
-        strength=np.zeros(2, np.int64), stats=np.zeros(lk.NUM_STATS, np.int64))
+        strength=np.zeros(2, np.int64), stats=np.zeros(lk.NUM_STATS, np.int64),
+        own_bucket=np.zeros(4, np.int64), mates=np.zeros(n, np.int64),
+        mate_sum=np.zeros(n, np.float64), mate_count=np.zeros(n, np.int64))
 
 
 def _check_game(game):
@@ -186,15 +192,15 @@ def baseline_store(game, policy):
 
 def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
               preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
-              threads=1):
+              threads=1, bucket_samples=0):
     """LBR against the average strategy in ``store`` (StoreArrays) of the heads-up game
-    ``game``. ``hands`` is rounded up to an even number (duplicate pairs). ``threads`` > 1
+    ``game`` (``bucket_samples``: see :func:`local_best_response`). ``hands`` is rounded up to an even number (duplicate pairs). ``threads`` > 1
     splits the deals over that many threads (the kernels release the GIL), each with its own
     random stream: reproducible for a given seed and thread count."""
     _check_game(game)
     deals = max(1, (int(hands) + 1) // 2)
     threads = max(1, min(int(threads), deals))
-    spec = make_spec(game, preflop_samples, allin_samples)
+    spec = make_spec(game, preflop_samples, allin_samples, bucket_samples)
     works = [make_work(game) for _ in range(threads)]
     states = rng.make_states(seed, threads)
     out = np.zeros(deals, dtype=np.float64)
@@ -224,17 +230,26 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
 
 def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,
                         preflop_samples=DEFAULT_PREFLOP_SAMPLES,
-                        allin_samples=DEFAULT_ALLIN_SAMPLES, threads=1):
+                        allin_samples=DEFAULT_ALLIN_SAMPLES, threads=1, bucket_samples=0):
     """LBR against a heads-up No-Limit Hold'em :class:`holdem.analysis.blueprint.Blueprint`:
     an :class:`LbrResult` (mbb_per_hand, ci95, hands, seconds).
 
     ``preflop_samples`` random boards estimate LBR's preflop equity. A hand that reaches
     showdown before the river (all-in) scores its expectation over the unseen board instead of
     the dealt one: exact on the flop and turn, ``allin_samples`` random boards preflop (0:
-    score the dealt board). Same mean, smaller variance. ``threads``: see :func:`lbr_match`."""
+    score the dealt board). Same mean, smaller variance. ``threads``: see :func:`lbr_match`.
+
+    ``bucket_samples`` > 0 gives the *bucket-only* LBR: after the flop it decides with the
+    mean equity of that many hands drawn from its own bucket on the board (see
+    :func:`lbr_kernels.decision_equity`), so it knows no more about its cards than the
+    blueprint's abstraction does. Next to the exact LBR over the checkpoints of one run it
+    tells an abstraction's over-fitting (the exact figure rises while this one falls) from a
+    strategy that gets worse in its own abstraction. About ``bucket_samples`` times slower
+    after the flop."""
     _check_game(blueprint.game)
     store = blueprint_store(blueprint).arrays
-    return lbr_match(blueprint.game, store, hands, seed, preflop_samples, allin_samples, threads)
+    return lbr_match(blueprint.game, store, hands, seed, preflop_samples, allin_samples, threads,
+                     bucket_samples)
 
 
 def combo_equity(hole, board, preflop_samples=DEFAULT_PREFLOP_SAMPLES, seed=0):

@@ -79,6 +79,7 @@ LbrSpec = namedtuple("LbrSpec", [
     "combo_mask",       # int64[1326]: 1 << card for both cards
     "preflop_samples",  # int: Monte Carlo boards for preflop equity
     "allin_samples",    # int: boards for a preflop all-in's expectation; 0 = no expectation
+    "bucket_samples",   # int: 0 = LBR sees its cards; else it sees only its bucket postflop
 ])
 """Per-game constants of the LBR kernels (built by :func:`holdem.analysis.lbr.make_spec`)."""
 
@@ -109,6 +110,10 @@ LbrWork = namedtuple("LbrWork", [
     "bucket_work",  # int64[RUNTIME_WORK]: river bucket scratch
     "strength",     # int64[2]: showdown ranks by seat
     "stats",        # int64[NUM_STATS]
+    "own_bucket",   # int64[4]: LBR's own bucket per street
+    "mates",        # int64[1326]: the combos sharing LBR's bucket (bucket-only LBR)
+    "mate_sum",     # float64[1326]: bucket-only LBR's equity sums per live combo
+    "mate_count",   # int64[1326]: and how many sampled hands each sum holds
 ])
 """Scratch of the LBR kernels (built by :func:`holdem.analysis.lbr.make_work`)."""
 
@@ -175,6 +180,22 @@ def _board_mask(cards, street):
     return mask
 
 
+@njit_inline
+def _hand_bucket(tables, work, street, a, b, kf, kt):
+    """Bucket of the hole pair (a, b) on ``street`` (flop key ``kf``, turn key ``kt``; the
+    river's board prepared in ``work.bucket_work``)."""
+    kh = CARD_BITS[a] | CARD_BITS[b]
+    if street == 0:
+        return np.int64(tables.preflop_bucket[a * 52 + b])
+    if street == 1:
+        return np.int64(tables.flop_bucket[hand_index_kernel(
+            tables.flop_radix, tables.flop_offset, tables.flop_code_mult, kh, kf, 0, 0)])
+    if street == 2:
+        return np.int64(tables.turn_bucket[hand_index_kernel(
+            tables.turn_radix, tables.turn_offset, tables.turn_code_mult, kh, kt, 0, 0)])
+    return np.int64(tables.river_bucket[river_score_from_work(work.bucket_work, a, b)])
+
+
 @njit
 def prepare_street(tables, spec, work, street):
     """The live combos (disjoint from LBR's cards and the visible board) of ``street`` and
@@ -193,20 +214,10 @@ def prepare_street(tables, spec, work, street):
             continue
         work.live[street, n] = c
         n += 1
-        a = spec.combo_card[c, 0]
-        b = spec.combo_card[c, 1]
-        kh = CARD_BITS[a] | CARD_BITS[b]
-        if street == 0:
-            bucket = np.int64(tables.preflop_bucket[a * 52 + b])
-        elif street == 1:
-            bucket = np.int64(tables.flop_bucket[hand_index_kernel(
-                tables.flop_radix, tables.flop_offset, tables.flop_code_mult, kh, kf, 0, 0)])
-        elif street == 2:
-            bucket = np.int64(tables.turn_bucket[hand_index_kernel(
-                tables.turn_radix, tables.turn_offset, tables.turn_code_mult, kh, kt, 0, 0)])
-        else:
-            bucket = np.int64(tables.river_bucket[river_score_from_work(work.bucket_work, a, b)])
-        work.bucket[street, c] = bucket
+        work.bucket[street, c] = _hand_bucket(tables, work, street, spec.combo_card[c, 0],
+                                              spec.combo_card[c, 1], kf, kt)
+    own = _hand_bucket(tables, work, street, cards[0], cards[1], kf, kt)
+    work.own_bucket[street] = own
     work.num_live[street] = n
     work.ready[street] = 1
 
@@ -377,6 +388,55 @@ def street_equity(spec, work, street, state):
             work.preflop_ready[hole] = 1
     else:
         _compute_equity(spec, work, street, state)
+    work.ready[4 + street] = 1
+
+
+@njit
+def decision_equity(spec, work, street, state):
+    """The equity LBR decides with on ``street``: :func:`street_equity` (its own cards), or with
+    ``spec.bucket_samples`` > 0 after the flop, the mean over that many hands drawn (with
+    replacement) from the combos sharing LBR's bucket on this board, LBR's own included: LBR
+    then knows only what the blueprint's abstraction knows (its cards still remove combos from
+    the blueprint's range). A combo overlapping a drawn hand is averaged over the other draws."""
+    if street == 0 or spec.bucket_samples == 0:
+        street_equity(spec, work, street, state)
+        return
+    if work.ready[4 + street]:
+        return
+    cards = work.cards
+    live = work.live[street]
+    n = work.num_live[street]
+    mates = work.mates
+    m = 1
+    mates[0] = _combo_of(cards[0], cards[1])
+    own = work.own_bucket[street]
+    for i in range(n):
+        c = live[i]
+        work.mate_sum[c] = 0.0
+        work.mate_count[c] = 0
+        if work.bucket[street, c] == own:
+            mates[m] = c
+            m += 1
+    hole0 = cards[0]
+    hole1 = cards[1]
+    for _ in range(spec.bucket_samples):
+        pick = mates[rng.below(state, m)]
+        cards[0] = spec.combo_card[pick, 0]
+        cards[1] = spec.combo_card[pick, 1]
+        _compute_equity(spec, work, street, state)
+        held = spec.combo_mask[pick]
+        for i in range(n):
+            c = live[i]
+            if spec.combo_mask[c] & held:
+                continue
+            work.mate_sum[c] += work.equity[street, c]
+            work.mate_count[c] += 1
+    cards[0] = hole0
+    cards[1] = hole1
+    for i in range(n):
+        c = live[i]
+        cnt = work.mate_count[c]
+        work.equity[street, c] = work.mate_sum[c] / cnt if cnt > 0 else 0.5
     work.ready[4 + street] = 1
 
 
@@ -582,7 +642,7 @@ def play_seat(tree, tables, store, spec, work, seat, state):
             _normalize_range(work, street)      # drops combos holding the new cards
         c0 = tree.child_start[node]
         if tree.player[node] == seat:
-            street_equity(spec, work, street, state)
+            decision_equity(spec, work, street, state)
             a = lbr_action(tree, store, spec, node, seat, work)
         else:
             key = np.int64(tree.history[node]) * spec.stride + work.bucket[street, bp_combo]
