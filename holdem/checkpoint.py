@@ -62,6 +62,18 @@ class LogdirError(CheckpointError):
     """A logdir holds another run (or another process is training into it)."""
 
 
+OLD_HU_DEFAULT_SHA256 = "3907992fe0ce29d132d8f157baeb6a89d6edbc4e38973b5a5b91c12e046a0163"
+"""The heads-up default bucket file (E[HS^2]) shipped before the potential-aware one."""
+
+
+def _rebuild_hint(sha):
+    if sha != OLD_HU_DEFAULT_SHA256:
+        return ""
+    return ("; that is the E[HS^2] heads-up default shipped before: rebuild it beside the new "
+            "one with 'python -m holdem.cli.build_buckets --method ehs2 --out "
+            "assets/abstraction/ehs2_hu.buckets' and analysis finds it by its sha256")
+
+
 @dataclass
 class Checkpoint:
     """A loaded checkpoint: the header mapping and the named arrays."""
@@ -388,7 +400,7 @@ def check_resume_config(checkpoint, config, game=None):
             raise CheckpointError(
                 f"{where}: abstraction.buckets_sha256: the checkpoint was trained with bucket "
                 f"file {stored_sha[:12]}..., the run loads {game.buckets_path} "
-                f"({game.buckets_sha256[:12]}...)")
+                f"({game.buckets_sha256[:12]}...){_rebuild_hint(stored_sha)}")
     return stored
 
 

@@ -31,6 +31,38 @@ def test_small_game_strategies_match_the_dense_profile(tmp_path):
     assert np.allclose(bp.strategy(10**9, 3), 1 / 3)                      # never visited
 
 
+def test_checkpoint_finds_its_bucket_file_by_sha256_when_the_path_changed(tmp_path):
+    """A new default shipped at the path a checkpoint names: analysis uses the file beside it
+    that has the recorded sha256, and without one the error names both files."""
+    import dataclasses
+    import shutil
+
+    from holdem.abstraction.buckets import encode_buckets, load_buckets
+    from holdem.checkpoint import CheckpointError
+
+    default = ROOT / "assets" / "abstraction" / "default_hu.buckets"
+    path = tmp_path / "assets" / "hu.buckets"
+    path.parent.mkdir()
+    shutil.copyfile(default, path)
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    cfg = dataclasses.replace(cfg, game=dataclasses.replace(cfg.game, buckets=str(path)))
+    game = make_game(cfg)
+    solver = Solver(game, cfg)
+    solver.run(500)
+    save_solver(solver, tmp_path / "run" / "checkpoints" / "ckpt-000000000500.ckpt")
+    loaded = load_buckets(path)
+    header = {k: v for k, v in loaded.header.items() if k != "arrays"}
+    header["features"] = {**header["features"], "flop": "a new default"}
+    shutil.move(path, tmp_path / "assets" / "old.buckets")
+    path.write_bytes(encode_buckets(header, loaded.arrays))
+    bp = holdem.Blueprint.load(tmp_path / "run")
+    assert bp.game.buckets_sha256 == game.buckets_sha256
+    assert bp.game.buckets_path == str(tmp_path / "assets" / "old.buckets")
+    (tmp_path / "assets" / "old.buckets").unlink()
+    with pytest.raises(CheckpointError, match=r"abstraction\.buckets_sha256: .*hu\.buckets"):
+        holdem.Blueprint.load(tmp_path / "run")
+
+
 def test_nlhe_query_by_line_and_cards(tmp_path):
     cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
     game = make_game(cfg)
@@ -181,6 +213,49 @@ def test_head_to_head_against_baselines_and_itself(small_nlhe_blueprint):
     assert again == head_to_head(bp, "equity", hands=2_000, seed=3)      # seeded
     with pytest.raises(ValueError, match="unknown baseline"):
         head_to_head(bp, "shove", hands=10)
+
+
+def test_head_to_head_looks_up_each_blueprints_own_buckets(small_nlhe_blueprint):
+    """Against a blueprint with a card abstraction of its own, B's buckets come from B's tables:
+    relabel every bucket of B's tables by a permutation and its store's keys to match, and the
+    match is the same, hand for hand, as with the original blueprint."""
+    from types import SimpleNamespace
+
+    from holdem.analysis.headtohead import blueprint_store, head_to_head, play_match
+    from holdem.store.store import RegretStore
+
+    bp = small_nlhe_blueprint
+    game, stride = bp.game, bp.game.bucket_stride
+    tables = game.deal.tables
+    rng = np.random.default_rng(0)
+    perms = [rng.permutation(int(k)) for k in tables.num_buckets]
+    relabelled = tables._replace(**{
+        name: perms[street][getattr(tables, name)].astype(getattr(tables, name).dtype)
+        for street, name in enumerate(("preflop_bucket", "flop_bucket", "turn_bucket",
+                                       "river_bucket"))})
+    store = blueprint_store(bp)
+    arrays = bp.checkpoint.arrays
+    keys = np.asarray(arrays["keys"], dtype=np.int64)
+    nodes = np.flatnonzero(game.tree.kind == 0)
+    street_of = dict(zip(game.tree.history[nodes].tolist(), game.tree.street[nodes].tolist()))
+    history, bucket = keys // stride, keys % stride
+    street = np.array([street_of[h] for h in history.tolist()])
+    new_bucket = np.array([perms[s][b] for s, b in zip(street.tolist(), bucket.tolist())])
+    other = RegretStore.from_arrays(history * stride + new_bucket, arrays["num_actions"],
+                                    arrays["regrets"], arrays["strategy_sum"])
+    cards_b = SimpleNamespace(deal=SimpleNamespace(tables=relabelled), bucket_stride=stride)
+    want = play_match(game, store.arrays, None, store.arrays, hands=4_000, seed=5)
+    got = play_match(game, store.arrays, None, other.arrays, hands=4_000, seed=5,
+                     cards_b=cards_b)
+    assert got == want
+    wrong = play_match(game, store.arrays, None, other.arrays, hands=4_000, seed=5)
+    assert wrong != want                        # B's keys do not fit A's buckets
+    import dataclasses
+    richer = SimpleNamespace(config=dataclasses.replace(
+        bp.config, game=dataclasses.replace(bp.config.game, stack=bp.config.game.stack * 2)),
+        game=game)
+    with pytest.raises(ValueError, match="same game and action abstraction"):
+        head_to_head(bp, richer, hands=10)
 
 
 def test_eval_blueprint_cli_head_to_head(small_nlhe_blueprint):

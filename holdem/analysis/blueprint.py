@@ -1,5 +1,6 @@
 """Loading a checkpoint's strategies for analysis (read-only)."""
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,14 +26,37 @@ class LoadedProfile:
     visited: np.ndarray        # bool[num_keys]
 
 
+def game_of_checkpoint(checkpoint):
+    """(game, config) a loaded checkpoint was trained on. Its config names a bucket file and
+    the checkpoint records that file's sha256. When the file at that path has changed (a new
+    default was shipped there), a ``.buckets`` file beside it with the recorded sha256 is used
+    instead (e.g. the old default rebuilt under another name: README, Card abstraction); with
+    none, :class:`holdem.checkpoint.CheckpointError` says which file is missing."""
+    config = config_mod.from_stored(checkpoint.header["config"],
+                                    source=f"checkpoint {checkpoint.path}")
+    game = make_game(config)
+    want = checkpoint.header.get("abstraction", {}).get("buckets_sha256", "")
+    if game.buckets_path and want and game.buckets_sha256 != want:
+        from holdem.abstraction.buckets import BucketFileError, bucket_file_checksum
+        for other in sorted(Path(game.buckets_path).parent.glob("*.buckets")):
+            try:
+                found = bucket_file_checksum(other) == want
+            except BucketFileError:
+                continue
+            if found:
+                config = dataclasses.replace(config, game=dataclasses.replace(
+                    config.game, buckets=str(other)))
+                game = make_game(config)
+                break
+    ckpt.check_resume_config(checkpoint, config, game)       # the bucket file must match
+    return game, config
+
+
 def load_checkpoint_store(path):
     """(game, store, checkpoint) of a checkpoint file or logdir (or an already loaded
     :class:`holdem.checkpoint.Checkpoint`)."""
     checkpoint = path if isinstance(path, ckpt.Checkpoint) else ckpt.load(ckpt.resolve(path))
-    config = config_mod.from_stored(checkpoint.header["config"],
-                                  source=f"checkpoint {checkpoint.path}")
-    game = make_game(config)
-    ckpt.check_resume_config(checkpoint, config, game)       # the bucket file must match
+    game, _ = game_of_checkpoint(checkpoint)
     return game, ckpt.store_from_checkpoint(checkpoint, game), checkpoint
 
 
@@ -136,10 +160,7 @@ class Blueprint:
     @classmethod
     def load(cls, path):
         checkpoint = ckpt.load(ckpt.resolve(path), mmap=True)
-        config = config_mod.from_stored(checkpoint.header["config"],
-                                      source=f"checkpoint {checkpoint.path}")
-        game = make_game(config)
-        ckpt.check_resume_config(checkpoint, config, game)       # the bucket file must match
+        game, config = game_of_checkpoint(checkpoint)
         return cls(checkpoint, game, config)
 
     @property

@@ -4,7 +4,7 @@ CI. Heads-up every deal is played twice with the seats swapped; with 3-6 players
 takes one seat, the opponent (bot or second blueprint) every other seat, and every deal is played
 once with the blueprint in each seat."""
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -65,20 +65,32 @@ def blueprint_store(blueprint):
 def head_to_head(blueprint, opponent, hands=100_000, seed=0):
     """Blueprint A against ``opponent`` (a Blueprint of the same game or a BASELINES name).
 
-    ``hands`` is rounded up to a multiple of the number of seats (duplicate deals)."""
+    ``hands`` is rounded up to a multiple of the number of seats (duplicate deals). Heads-up,
+    the two blueprints may use different card abstractions (bucket files) on the same game and
+    action abstraction: each then sees its own buckets of every deal, which is how two
+    abstractions are compared at equal training."""
     game = blueprint.game
-    if not isinstance(opponent, str) and (
-            opponent.config.game != blueprint.config.game
-            or opponent.config.actions != blueprint.config.actions
-            or opponent.game.buckets_sha256 != game.buckets_sha256):
-        raise ValueError("both blueprints must use the same game and abstraction")
+    cards_b = None
+    if not isinstance(opponent, str):
+        same_game = ({**asdict(opponent.config.game), "buckets": None}
+                     == {**asdict(blueprint.config.game), "buckets": None})
+        if not same_game or opponent.config.actions != blueprint.config.actions:
+            raise ValueError("both blueprints must use the same game and action abstraction")
+        if opponent.game.buckets_sha256 != game.buckets_sha256:
+            if game.is_multiway:
+                raise ValueError("blueprints with different card abstractions play each other "
+                                 "heads-up only")
+            cards_b = opponent.game
     store_b = None if isinstance(opponent, str) else blueprint_store(opponent).arrays
-    return play_match(game, blueprint_store(blueprint).arrays, opponent, store_b, hands, seed)
+    return play_match(game, blueprint_store(blueprint).arrays, opponent, store_b, hands, seed,
+                      cards_b=cards_b)
 
 
-def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tables=None):
+def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tables=None,
+               cards_b=None):
     """The store ``store_a`` (StoreArrays, e.g. a live training store) against a BASELINES name,
-    or against ``store_b`` when ``opponent`` is not a string."""
+    or against ``store_b`` when ``opponent`` is not a string; ``cards_b`` (heads-up only): the
+    game of B when its card abstraction differs from ``game``'s."""
     if game.name != "nlhe":
         raise ValueError("head-to-head play is for No-Limit Hold'em")
     seats = game.num_players
@@ -99,9 +111,12 @@ def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tab
                            state, np.int64(deals), out)
     else:
         ws = make_workspace(game.max_depth, game.max_actions, 2)
+        own = game if cards_b is None else cards_b
         pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a, store_b,
                           np.int64(kind), bot_tables(game) if tables is None else tables, k, ws,
-                          state, np.int64(deals), out)
+                          state, np.int64(deals), out, own.deal.tables,
+                          np.int64(-1 if cards_b is None else cards_b.bucket_stride),
+                          np.zeros((2, 4), np.int64))
     scale = 1000.0 / game.rules.table.chips_per_bb
     mean = float(out.mean()) * scale
     ci = 1.96 * float(out.std(ddof=1)) / np.sqrt(deals) * scale if deals > 1 else float("inf")

@@ -11,6 +11,7 @@ import numpy as np
 
 from holdem import rng
 from holdem._jit import njit, njit_inline
+from holdem.abstraction.kernels import deal_buckets
 from holdem.games import deal as deal_kernels
 from holdem.solver.game_nodes import DECISION, terminal_utility
 from holdem.solver.kernels import regret_matching, sample_action
@@ -80,12 +81,17 @@ def _bot_action(kind, tables, node, child0, na, bucket, num_buckets, state):
 
 @njit
 def play_duplicate(tree, deal, stride, store_a, store_b, kind_b, tables, num_buckets, ws,
-                   state, n, out):
+                   state, n, out, cards_b, stride_b, buckets_b):
     """Play ``n`` duplicate deals: player A (a blueprint, ``store_a``) against B (``store_b`` if
     ``kind_b`` is POLICY_BLUEPRINT, else a bot). ``out[i]`` = A's mean chips over the deal's two
-    seatings."""
+    seatings. A blueprint B with a card abstraction of its own passes it as ``cards_b``
+    (BucketTables) with its key stride ``stride_b``: B's buckets of each deal are then looked up
+    there into ``buckets_b`` (int64[2, 4]). ``stride_b`` = -1: B shares A's buckets."""
+    cross = stride_b >= 0
     for i in range(n):
         deal_kernels.deal(deal, state, ws.deck, ws.buckets, ws.strength)
+        if cross:
+            deal_buckets(cards_b, deal.hole, deal.board, 2, buckets_b, deal.work)
         total = 0.0
         for seat_a in range(2):
             node = 0
@@ -99,6 +105,8 @@ def play_duplicate(tree, deal, stride, store_a, store_b, kind_b, tables, num_buc
                 if p == seat_a:
                     a = blueprint_action(tree, store_a, key, node, ws.sigma[0], state)
                 elif kind_b == POLICY_BLUEPRINT:
+                    if cross:
+                        key = np.int64(tree.history[node]) * stride_b + buckets_b[p, street]
                     a = blueprint_action(tree, store_b, key, node, ws.sigma[0], state)
                 else:
                     a = _bot_action(kind_b, tables, node, child0, na, bucket,
