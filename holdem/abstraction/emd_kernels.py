@@ -29,7 +29,8 @@ import numpy as np
 from holdem._jit import njit, njit_exact, njit_inline
 from holdem.abstraction.kernels import (CARD_BITS, NUM_PAIRS_47, NUM_PAIRS_48, _choose_first,
                                         _pair_index, _seed_state, fill_pairs_kernel,
-                                        hand_index_kernel, river_scores_kernel)
+                                        flop_turn_cards, hand_index_kernel,
+                                        river_scores_kernel)
 
 HIST_IWORK = 7100
 """Size of the int64 scratch of :func:`turn_hist_kernel` and :func:`flop_hist_kernel`."""
@@ -114,19 +115,7 @@ def flop_hist_kernel(reps, start, stop, flop_radix, flop_offset, flop_code_mult,
     cards49 = iwork[0:49]
     perm = iwork[50:99]
     for rep in range(start, stop):
-        f0 = reps[rep, 0]
-        f1 = reps[rep, 1]
-        f2 = reps[rep, 2]
-        kf = CARD_BITS[f0] | CARD_BITS[f1] | CARD_BITS[f2]
-        n = 0
-        for c in range(52):
-            if c != f0 and c != f1 and c != f2:
-                cards49[n] = c
-                n += 1
-        for j in range(49):
-            perm[j] = j
-        _seed_state(state, seed, np.int64(1) << 32 | rep)
-        m = _choose_first(perm, 49, turn_samples, state)
+        kf, m = flop_turn_cards(reps, rep, turn_samples, seed, cards49, perm, state)
         for a in range(49):
             for b in range(a + 1, 49):
                 kh = CARD_BITS[cards49[a]] | CARD_BITS[cards49[b]]

@@ -439,6 +439,26 @@ def turn_pass_kernel(reps, weights, start, stop, radix, offset, code_mult, expon
                 q += 1
 
 
+@njit_inline
+def flop_turn_cards(reps, rep, turn_samples, seed, cards49, perm, state):
+    """The canonical flop ``reps[rep]``'s 49 unseen cards into ``cards49`` and its turn cards
+    into ``perm[:m]`` (positions in ``cards49``: all 49, or the seeded subset of
+    ``turn_samples`` that every flop pass of this flop uses); returns (flop key, m)."""
+    f0 = reps[rep, 0]
+    f1 = reps[rep, 1]
+    f2 = reps[rep, 2]
+    n = 0
+    for c in range(52):
+        if c != f0 and c != f1 and c != f2:
+            cards49[n] = c
+            n += 1
+    for j in range(49):
+        perm[j] = j
+    _seed_state(state, seed, np.int64(1) << 32 | rep)
+    m = _choose_first(perm, 49, turn_samples, state)
+    return CARD_BITS[f0] | CARD_BITS[f1] | CARD_BITS[f2], m
+
+
 @njit_exact
 def flop_pass_kernel(reps, weights, start, stop, flop_radix, flop_offset, flop_code_mult,
                      turn_radix, turn_offset, turn_code_mult, turn_feature, turn_samples, seed,
@@ -451,20 +471,8 @@ def flop_pass_kernel(reps, weights, start, stop, flop_radix, flop_offset, flop_c
     cards49 = iwork[0:49]
     perm = iwork[50:99]
     for rep in range(start, stop):
-        f0 = reps[rep, 0]
-        f1 = reps[rep, 1]
-        f2 = reps[rep, 2]
         w = weights[rep]
-        kf = CARD_BITS[f0] | CARD_BITS[f1] | CARD_BITS[f2]
-        n = 0
-        for c in range(52):
-            if c != f0 and c != f1 and c != f2:
-                cards49[n] = c
-                n += 1
-        for j in range(49):
-            perm[j] = j
-        _seed_state(state, seed, np.int64(1) << 32 | rep)
-        m = _choose_first(perm, 49, turn_samples, state)
+        kf, m = flop_turn_cards(reps, rep, turn_samples, seed, cards49, perm, state)
         for a in range(49):
             for b in range(a + 1, 49):
                 kh = CARD_BITS[cards49[a]] | CARD_BITS[cards49[b]]
