@@ -55,3 +55,29 @@ def uniform(s):
 def below(s, n):
     """An integer in [0, n) (n small; the modulo bias is below 2**-50)."""
     return np.int64((next_u64(s) >> _SHIFT11) % np.uint64(n))
+
+
+
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)      # 2**64 / golden ratio: splitmix64's increment
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S27 = np.uint64(27)
+_S30 = np.uint64(30)
+_S31 = np.uint64(31)
+
+
+@njit
+def mix64(x):
+    """splitmix64's finalizer: a bijection on uint64 that spreads every input bit."""
+    x = (x ^ (x >> _S30)) * _MIX1
+    x = (x ^ (x >> _S27)) * _MIX2
+    return x ^ (x >> _S31)
+
+
+@njit
+def keyed_uniform(key, index):
+    """A float64 in [0, 1) that depends only on (``key``, ``index``): the same draw wherever
+    the same pair comes up, e.g. common random numbers for one decision in two plays of a
+    deal."""
+    return np.float64(mix64(np.uint64(key) + (np.uint64(index) + _ONE) * GOLDEN) >> _SHIFT11) \
+        * _INV53

@@ -207,12 +207,66 @@ def test_head_to_head_against_baselines_and_itself(small_nlhe_blueprint):
     assert vs_fold.hands == 20_000
     assert vs_fold.mbb_per_hand - vs_fold.ci95 > 0          # beats a player who always folds
     assert vs_fold.mbb_per_hand <= 100_000                  # cannot win more than the stacks
-    itself = head_to_head(bp, bp, hands=20_000, seed=2)      # duplicate: symmetric -> about 0
-    assert abs(itself.mbb_per_hand) < 3 * itself.ci95 + 1e-9
     again = head_to_head(bp, "equity", hands=2_000, seed=3)
     assert again == head_to_head(bp, "equity", hands=2_000, seed=3)      # seeded
     with pytest.raises(ValueError, match="unknown baseline"):
         head_to_head(bp, "shove", hands=10)
+
+
+@pytest.mark.parametrize("opponent", ["random", "call"])
+def test_control_variate_is_unbiased_and_narrows_the_interval(small_nlhe_blueprint, opponent):
+    """Per deal the control variate's correction has mean zero (the chosen action is drawn from
+    the sigma it weights), and it takes out much of the luck of sampled actions: with the fitted
+    coefficient the spread shrinks. Against the call bot, which never mixes, only A's own
+    decisions are corrected."""
+    from holdem.analysis.headtohead import blueprint_store, control_coefficient, match_samples
+
+    bp = small_nlhe_blueprint
+    store = blueprint_store(bp).arrays
+    plain, correction = match_samples(bp.game, store, opponent, hands=40_000, seed=7)
+    assert plain.shape == correction.shape == (20_000,)
+    assert np.count_nonzero(correction) > 0.5 * correction.size
+    standard_error = correction.std(ddof=1) / np.sqrt(correction.size)
+    assert abs(correction.mean()) < 4 * standard_error, (correction.mean(), standard_error)
+    c = control_coefficient(plain, correction)
+    assert 0 < c <= 1.2
+    assert (plain + c * correction).std() < 0.95 * plain.std()
+    again = match_samples(bp.game, store, opponent, hands=40_000, seed=7)
+    assert np.array_equal(again[0], plain) and np.array_equal(again[1], correction)   # seeded
+
+
+def test_a_blueprint_against_itself_scores_exactly_zero_per_deal(small_nlhe_blueprint):
+    """Common random numbers: both seatings of a deal draw each decision with the same number,
+    so a blueprint against itself replays the same hand with the seats swapped."""
+    from holdem.analysis.headtohead import blueprint_store, head_to_head, match_samples
+
+    bp = small_nlhe_blueprint
+    store = blueprint_store(bp).arrays
+    plain, correction = match_samples(bp.game, store, None, store, hands=4_000, seed=3)
+    assert not plain.any() and abs(correction).max() < 1e-9
+    assert np.count_nonzero(match_samples(bp.game, store, "random", hands=4_000, seed=3)[0])
+    assert head_to_head(bp, bp, hands=4_000).mbb_per_hand == 0.0
+
+
+def test_control_coefficient_minimises_the_variance():
+    from holdem.analysis.headtohead import control_coefficient
+
+    rng = np.random.default_rng(0)
+    noise = rng.normal(size=10_000)
+    signal = rng.normal(size=10_000)
+    assert control_coefficient(signal + 0.5 * noise, -noise) == pytest.approx(0.5, abs=0.03)
+    assert control_coefficient(signal, np.zeros(10_000)) == 0.0
+    assert control_coefficient(signal[:1], noise[:1]) == 0.0
+
+
+def test_match_result_line_gives_both_estimates():
+    from holdem.analysis.headtohead import MatchResult
+
+    heads_up = MatchResult(mbb_per_hand=12.34, ci95=5.0, hands=2000, raw_mbb_per_hand=20.0,
+                           raw_ci95=9.87)
+    assert heads_up.line() == ("mbb/hand: 12.3 ± 5.0 (95% CI, 2000 hands; without the control "
+                               "variate 20.0 ± 9.9)")
+    assert MatchResult(1.0, 2.0, 600).line() == "mbb/hand: 1.0 ± 2.0 (95% CI, 600 hands)"
 
 
 def test_head_to_head_looks_up_each_blueprints_own_buckets(small_nlhe_blueprint):
@@ -267,7 +321,8 @@ def test_eval_blueprint_cli_head_to_head(small_nlhe_blueprint):
                            str(small_nlhe_blueprint.checkpoint.path), "--vs", "call",
                            "--hands", "2000"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert re.search(r"^vs call: mbb/hand: -?[\d.]+ ± [\d.]+ \(95% CI, 2000 hands\)$",
+    assert re.search(r"^vs call: mbb/hand: -?[\d.]+ ± [\d.]+ \(95% CI, 2000 hands; "
+                     r"without the control variate -?[\d.]+ ± [\d.]+\)$",
                      proc.stdout, re.M), proc.stdout
 
 

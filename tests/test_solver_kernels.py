@@ -109,6 +109,30 @@ def test_below_range_and_counts(seed):
     assert np.bincount(x).min() > 9_500
 
 
+@numba.njit
+def _keyed(keys, indices):
+    out = np.empty((keys.size, indices.size))
+    for i in range(keys.size):
+        for j in range(indices.size):
+            out[i, j] = rng_mod.keyed_uniform(keys[i], indices[j])
+    return out
+
+
+def test_keyed_uniform_depends_on_key_and_index_alone():
+    """Common random numbers: the same (key, index) gives the same draw wherever it comes up;
+    over keys from the generator the draws are uniform, and neighbouring indices (the nodes of
+    one deal) are uncorrelated."""
+    state = rng_mod.make_states(3, 1)[0]
+    keys = np.array([rng_mod.next_u64(state) for _ in range(20_000)], dtype=np.uint64)
+    x = _keyed(keys, np.arange(10, dtype=np.int64))
+    assert x.min() >= 0.0 and x.max() < 1.0
+    assert x.mean() == pytest.approx(0.5, abs=0.005)
+    assert np.histogram(x, bins=10, range=(0, 1))[0].min() > 19_000
+    assert np.abs(np.corrcoef(x.T) - np.eye(10)).max() < 0.05
+    assert np.array_equal(_keyed(keys[::-1].copy(), np.arange(10))[::-1], x)
+    assert _keyed(keys[:1], np.array([4]))[0, 0] == x[0, 4]
+
+
 # -- iteration weights ------------------------------------------------------------------------
 
 def params(game, elapsed=0.0, **solver):

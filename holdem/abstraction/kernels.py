@@ -244,10 +244,7 @@ def board_census_kernel(radix, offset, code_mult, num_cards, reps, counts):
 
 @njit_inline
 def _splitmix(x):
-    z = x + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    return rng.mix64(x + rng.GOLDEN)
 
 
 @njit_inline

@@ -27,9 +27,14 @@ class MatchResult:
     mbb_per_hand: float
     ci95: float
     hands: int              # hands played (one per seat per duplicate deal)
+    raw_mbb_per_hand: float = None  # heads-up: the plain mean, without the control variate
+    raw_ci95: float = None
 
     def line(self):
-        return f"mbb/hand: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} (95% CI, {self.hands} hands)"
+        text = f"mbb/hand: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} (95% CI, {self.hands} hands"
+        if self.raw_ci95 is not None:
+            text += f"; without the control variate {self.raw_mbb_per_hand:.1f} ± {self.raw_ci95:.1f}"
+        return text + ")"
 
 
 def bot_tables(game):
@@ -90,7 +95,35 @@ def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tab
                cards_b=None):
     """The store ``store_a`` (StoreArrays, e.g. a live training store) against a BASELINES name,
     or against ``store_b`` when ``opponent`` is not a string; ``cards_b`` (heads-up only): the
-    game of B when its card abstraction differs from ``game``'s."""
+    game of B when its card abstraction differs from ``game``'s. Heads-up the result is the
+    control-variate estimate (plain + c x correction, with the c that minimises the variance,
+    fitted on the match itself: its bias is of order 1/deals), the plain one beside it."""
+    plain, correction = match_samples(game, store_a, opponent, store_b, hands, seed, tables,
+                                      cards_b)
+    scale = 1000.0 / game.rules.table.chips_per_bb
+    hands = game.num_players * plain.shape[0]
+    if correction is None:
+        return MatchResult(*_mean_ci(plain, scale), hands=hands)
+    adjusted = plain + control_coefficient(plain, correction) * correction
+    raw_mean, raw_ci = _mean_ci(plain, scale)
+    return MatchResult(*_mean_ci(adjusted, scale), hands=hands, raw_mbb_per_hand=raw_mean,
+                       raw_ci95=raw_ci)
+
+
+def control_coefficient(samples, correction):
+    """The c that minimises the variance of ``samples + c * correction``: -cov / var (0 when
+    the correction never varies, as against a bot that never mixes facing a blueprint that
+    does not either)."""
+    var = float(np.var(correction))
+    if correction.shape[0] < 2 or var <= 0.0:
+        return 0.0
+    return -float(np.mean((samples - samples.mean()) * (correction - correction.mean()))) / var
+
+
+def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tables=None,
+                  cards_b=None):
+    """A's chips per deal in :func:`play_match`'s match and the control-variate correction of
+    each deal (mean zero), float64[deals] each; the correction is None with 3-6 players."""
     if game.name != "nlhe":
         raise ValueError("head-to-head play is for No-Limit Hold'em")
     seats = game.num_players
@@ -103,21 +136,25 @@ def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tab
     else:
         kind = pk.POLICY_BLUEPRINT
     state = rng.make_states(seed, 1)[0]
-    out = np.zeros(deals, dtype=np.float64)
+    plain = np.zeros(deals, dtype=np.float64)
     k = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
+    ws = make_workspace(game.max_depth, game.max_actions, seats)
     if game.is_multiway:
-        ws = make_workspace(game.max_depth, game.max_actions, seats)
         mpk.play_rotations(game.multiway, game.deal, store_a, store_b, np.int64(kind), k, ws,
-                           state, np.int64(deals), out)
-    else:
-        ws = make_workspace(game.max_depth, game.max_actions, 2)
-        own = game if cards_b is None else cards_b
-        pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a, store_b,
-                          np.int64(kind), bot_tables(game) if tables is None else tables, k, ws,
-                          state, np.int64(deals), out, own.deal.tables,
-                          np.int64(-1 if cards_b is None else cards_b.bucket_stride),
-                          np.zeros((2, 4), np.int64))
-    scale = 1000.0 / game.rules.table.chips_per_bb
-    mean = float(out.mean()) * scale
-    ci = 1.96 * float(out.std(ddof=1)) / np.sqrt(deals) * scale if deals > 1 else float("inf")
-    return MatchResult(mbb_per_hand=mean, ci95=ci, hands=seats * deals)
+                           state, np.int64(deals), plain)
+        return plain, None
+    own = game if cards_b is None else cards_b
+    correction = np.zeros(deals, dtype=np.float64)
+    pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a, store_b,
+                      np.int64(kind), bot_tables(game) if tables is None else tables, k, ws,
+                      state, np.int64(deals), plain, correction, own.deal.tables,
+                      np.int64(-1 if cards_b is None else cards_b.bucket_stride),
+                      np.zeros((2, 4), np.int64))
+    return plain, correction
+
+
+def _mean_ci(samples, scale):
+    """Mean and 95% CI half-width of per-deal chips, in mbb/hand (``scale``: mbb per chip)."""
+    n = samples.shape[0]
+    ci = 1.96 * float(samples.std(ddof=1)) / np.sqrt(n) * scale if n > 1 else float("inf")
+    return float(samples.mean()) * scale, ci

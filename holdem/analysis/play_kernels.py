@@ -5,7 +5,23 @@ An opponent is a *policy kind* (IntEnum value) plus per-node child tables built 
 all-in, else call) and ``allin_child``, each -1 where the action does not exist. A second
 blueprint is just another store. Hands are *duplicate*: every deal is played twice with the
 seats swapped, and the pair's mean is one sample, which removes most of the card luck.
+
+Two variance reductions, both unbiased:
+
+- *Common random numbers*: every action is drawn with a random number that depends only on the
+  deal and the node, so where the two seatings of a deal reach the same decision with the same
+  cards, two blueprints that mix alike choose alike (a blueprint against itself scores exactly 0
+  on every deal).
+- A *control variate* (a simple form of AIVAT, Burch et al. 2018): every strategy in a match is
+  known (each blueprint's, each bot's), so at every decision the kernel sums ``sum_a sigma(a)
+  v(a) - v(chosen)``, with ``v`` a value estimate of each child for A that may use every card
+  (:func:`lookahead2_value`: two decisions of the known strategies, then checked down). Given
+  the deal and the line so far the chosen action is drawn from ``sigma``, so the sum has mean
+  zero; the caller adds it with the coefficient that minimises the variance
+  (:func:`holdem.analysis.headtohead.play_match`). A bot that never mixes adds nothing.
 """
+
+from collections import namedtuple
 
 import numpy as np
 
@@ -14,7 +30,7 @@ from holdem._jit import njit, njit_inline
 from holdem.abstraction.kernels import deal_buckets
 from holdem.games import deal as deal_kernels
 from holdem.solver.game_nodes import DECISION, terminal_utility
-from holdem.solver.kernels import regret_matching, sample_action
+from holdem.solver.kernels import pick_action, regret_matching, sample_action
 from holdem.store import kernels as store_kernels
 
 POLICY_BLUEPRINT = 0
@@ -58,7 +74,20 @@ def blueprint_action(tree, store, key, node, sigma, state):
 
 
 @njit
-def _bot_action(kind, tables, node, child0, na, bucket, num_buckets, state):
+def bot_strategy(kind, tables, node, child0, na, bucket, num_buckets, sigma):
+    """A bot's strategy at ``node`` into ``sigma[:na]``: uniform for the random bot, else all
+    on its one action."""
+    if kind == POLICY_RANDOM:
+        for a in range(na):
+            sigma[a] = 1.0 / na
+        return
+    for a in range(na):
+        sigma[a] = 0.0
+    sigma[_bot_target(kind, tables, node, bucket, num_buckets) - child0] = 1.0
+
+
+@njit
+def _bot_target(kind, tables, node, bucket, num_buckets):
     fold_c, call_c, pot_c = tables[0, node], tables[1, node], tables[2, node]
     if kind == POLICY_FOLD:
         target = fold_c if fold_c >= 0 else call_c
@@ -66,8 +95,6 @@ def _bot_action(kind, tables, node, child0, na, bucket, num_buckets, state):
         target = call_c
     elif kind == POLICY_POT:
         target = pot_c if pot_c >= 0 else call_c
-    elif kind == POLICY_RANDOM:
-        return rng.below(state, na)
     else:                       # equity threshold: buckets are equity quantiles
         strength = (bucket + 0.5) / num_buckets
         if strength > 0.8 and pot_c >= 0:
@@ -76,41 +103,131 @@ def _bot_action(kind, tables, node, child0, na, bucket, num_buckets, state):
             target = call_c
         else:
             target = fold_c
-    return target - child0
+    return target
+
+
+@njit_inline
+def checkdown_value(tree, node, player, strength):
+    """Chips ``player`` wins at ``node`` if the hand went no further than matching the larger
+    stake and showing down (every card is dealt already): a terminal's own payoff, else the
+    larger contribution won, lost or split."""
+    if tree.kind[node] != DECISION:
+        return terminal_utility(tree, node, player, strength)
+    stake = max(tree.contrib[node, 0], tree.contrib[node, 1])
+    other = 1 - player
+    if strength[player] > strength[other]:
+        return stake
+    if strength[player] < strength[other]:
+        return -stake
+    return 0.0
+
+
+@njit_inline
+def strategy_at(m, seat_a, node, sigma):
+    """The strategy of whoever acts at ``node`` in match ``m`` (:class:`Match`), A sitting in
+    ``seat_a``, into ``sigma``."""
+    tree = m.tree
+    p = tree.player[node]
+    street = tree.street[node]
+    na = tree.num_actions[node]
+    if p != seat_a and m.kind_b != POLICY_BLUEPRINT:
+        bot_strategy(m.kind_b, m.tables, node, tree.child_start[node], na, m.buckets[p, street],
+                     m.num_buckets[street], sigma)
+        return
+    history = np.int64(tree.history[node])
+    if p == seat_a:
+        store, key = m.store_a, history * m.stride + m.buckets[p, street]
+    else:
+        store, key = m.store_b, history * m.stride_b + m.buckets_b[p, street]
+    average_strategy(store, key, na, sigma)
+
+
+@njit_inline
+def lookahead_value(m, seat_a, node, sigma):
+    """A's value at ``node`` one decision ahead: the mean over the strategy of whoever acts at
+    ``node`` of its children's :func:`checkdown_value` (a terminal's payoff at a terminal).
+    Unlike checking down it counts that player's folds. ``sigma``: scratch."""
+    tree = m.tree
+    if tree.kind[node] != DECISION:
+        return terminal_utility(tree, node, seat_a, m.strength)
+    strategy_at(m, seat_a, node, sigma)
+    child0 = tree.child_start[node]
+    value = 0.0
+    for b in range(tree.num_actions[node]):
+        if sigma[b] > 0.0:
+            value += sigma[b] * checkdown_value(tree, child0 + b, seat_a, m.strength)
+    return value
+
+
+@njit_inline
+def lookahead2_value(m, seat_a, node, sigma, scratch):
+    """:func:`lookahead_value` one decision further (``sigma``, ``scratch``: scratch); a
+    second function rather than a depth argument, since kernels stay iterative. Each level
+    costs a store lookup per action and narrows the intervals further (README: Performance
+    has the figures for none, one and two)."""
+    tree = m.tree
+    if tree.kind[node] != DECISION:
+        return terminal_utility(tree, node, seat_a, m.strength)
+    strategy_at(m, seat_a, node, sigma)
+    child0 = tree.child_start[node]
+    value = 0.0
+    for b in range(tree.num_actions[node]):
+        if sigma[b] > 0.0:
+            value += sigma[b] * lookahead_value(m, seat_a, child0 + b, scratch)
+    return value
+
+
+@njit_inline
+def action_correction(m, seat_a, node, chosen, sigma, scratch):
+    """``sum_a sigma(a) v(a) - v(chosen)`` over the children of one decision, v the
+    :func:`lookahead2_value` for A (mean zero when ``chosen`` is drawn from ``sigma``);
+    ``scratch``: two rows of scratch."""
+    child0 = m.tree.child_start[node]
+    expected = 0.0
+    chosen_value = 0.0
+    for a in range(m.tree.num_actions[node]):
+        if sigma[a] > 0.0:
+            v = lookahead2_value(m, seat_a, child0 + a, scratch[0], scratch[1])
+            expected += sigma[a] * v
+            if a == chosen:
+                chosen_value = v
+    return expected - chosen_value
+
+
+Match = namedtuple("Match", ["tree", "store_a", "store_b", "kind_b", "tables", "num_buckets",
+                             "stride", "stride_b", "buckets", "buckets_b", "strength"])
+"""One heads-up match's inputs for :func:`strategy_at`: the arguments of :func:`play_duplicate`
+and the deal's buckets and strengths (``buckets_b`` is ``buckets`` when B shares A's)."""
 
 
 @njit
 def play_duplicate(tree, deal, stride, store_a, store_b, kind_b, tables, num_buckets, ws,
-                   state, n, out, cards_b, stride_b, buckets_b):
+                   state, n, out, correction, cards_b, stride_b, buckets_b):
     """Play ``n`` duplicate deals: player A (a blueprint, ``store_a``) against B (``store_b`` if
     ``kind_b`` is POLICY_BLUEPRINT, else a bot). ``out[i]`` = A's mean chips over the deal's two
-    seatings. A blueprint B with a card abstraction of its own passes it as ``cards_b``
-    (BucketTables) with its key stride ``stride_b``: B's buckets of each deal are then looked up
-    there into ``buckets_b`` (int64[2, 4]). ``stride_b`` = -1: B shares A's buckets."""
+    seatings, ``correction[i]`` the mean of their control-variate sums (module docstring). A
+    blueprint B with a card abstraction of its own passes it as ``cards_b`` (BucketTables) with
+    its key stride ``stride_b``: B's buckets of each deal are then looked up there into
+    ``buckets_b`` (int64[2, 4]). ``stride_b`` = -1: B shares A's buckets."""
     cross = stride_b >= 0
+    m = Match(tree, store_a, store_b, kind_b, tables, num_buckets, stride,
+              stride_b if cross else stride, ws.buckets, buckets_b if cross else ws.buckets,
+              ws.strength)
+    sigma, scratch = ws.sigma[0], ws.sigma[1:3]
     for i in range(n):
         deal_kernels.deal(deal, state, ws.deck, ws.buckets, ws.strength)
         if cross:
             deal_buckets(cards_b, deal.hole, deal.board, 2, buckets_b, deal.work)
         total = 0.0
-        for seat_a in range(2):
+        cv_sum = 0.0
+        deal_key = rng.next_u64(state)
+        for seat in range(2):
             node = 0
             while tree.kind[node] == DECISION:
-                p = tree.player[node]
-                street = tree.street[node]
-                bucket = ws.buckets[p, street]
-                key = np.int64(tree.history[node]) * stride + bucket
-                child0 = tree.child_start[node]
-                na = tree.num_actions[node]
-                if p == seat_a:
-                    a = blueprint_action(tree, store_a, key, node, ws.sigma[0], state)
-                elif kind_b == POLICY_BLUEPRINT:
-                    if cross:
-                        key = np.int64(tree.history[node]) * stride_b + buckets_b[p, street]
-                    a = blueprint_action(tree, store_b, key, node, ws.sigma[0], state)
-                else:
-                    a = _bot_action(kind_b, tables, node, child0, na, bucket,
-                                    num_buckets[street], state)
-                node = child0 + a
-            total += terminal_utility(tree, node, seat_a, ws.strength)
+                strategy_at(m, seat, node, sigma)
+                a = pick_action(sigma, tree.num_actions[node], rng.keyed_uniform(deal_key, node))
+                cv_sum += action_correction(m, seat, node, a, sigma, scratch)
+                node = tree.child_start[node] + a
+            total += terminal_utility(tree, node, seat, ws.strength)
         out[i] = 0.5 * total
+        correction[i] = 0.5 * cv_sum

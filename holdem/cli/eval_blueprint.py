@@ -15,7 +15,7 @@ import sys
 from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
 
 
-COMPILE_SECONDS = {"load": 1, "vs": 13, "lbr": 50}
+COMPILE_SECONDS = {"load": 1, "vs": 18, "lbr": 50}
 """CPU seconds that compiling takes with a cold numba cache (2-core development machine):
 reading a store back, the head-to-head kernel, the local best response kernel."""
 

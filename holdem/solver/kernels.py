@@ -125,7 +125,12 @@ def regret_matching(regrets, offset, num_actions, out):
 @njit_inline
 def sample_action(probs, n, state):
     """An action index drawn from probs[:n] (which sum to 1)."""
-    x = rng.uniform(state)
+    return pick_action(probs, n, rng.uniform(state))
+
+
+@njit_inline
+def pick_action(probs, n, x):
+    """The action whose share of [0, 1) under probs[:n] (in order) holds ``x``."""
     acc = 0.0
     for a in range(n - 1):
         acc += probs[a]

@@ -26,6 +26,7 @@ import numpy as np
 
 from holdem._jit import njit_exact as njit
 from holdem._jit import njit_inline
+from holdem.rng import GOLDEN, mix64
 
 MAX_PLAYERS = 6
 
@@ -57,33 +58,20 @@ MultiwayArrays = namedtuple("MultiwayArrays", [
 ])
 
 _ROOT_HASH = np.uint64(0x6A09E667F3BCC908)
-_MUL1 = np.uint64(0xBF58476D1CE4E5B9)
 _MUL2 = np.uint64(0x94D049BB133111EB)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
 _S2 = np.uint64(2)
-
-
-@njit_inline
-def _mix(x):
-    """splitmix64's finalizer: a bijection on uint64 that spreads every input bit."""
-    x = (x ^ (x >> _S30)) * _MUL1
-    x = (x ^ (x >> _S27)) * _MUL2
-    return x ^ (x >> _S31)
 
 
 @njit_inline
 def history_after(h, action_index):
     """The history hash after taking abstract action ``action_index`` at history ``h``."""
-    return np.int64(_mix(np.uint64(h) + np.uint64(action_index + 1) * _GOLDEN))
+    return np.int64(mix64(np.uint64(h) + np.uint64(action_index + 1) * GOLDEN))
 
 
 @njit_inline
 def infoset_key(h, bucket):
     """Store key of the infoset (history ``h``, card bucket): 62 bits, never negative."""
-    return np.int64(_mix(np.uint64(h) ^ (np.uint64(bucket + 1) * _MUL2)) >> _S2)
+    return np.int64(mix64(np.uint64(h) ^ (np.uint64(bucket + 1) * _MUL2)) >> _S2)
 
 
 @njit_inline
