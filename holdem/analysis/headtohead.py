@@ -33,7 +33,8 @@ class MatchResult:
     def line(self):
         text = f"mbb/hand: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} (95% CI, {self.hands} hands"
         if self.raw_ci95 is not None:
-            text += f"; without the control variate {self.raw_mbb_per_hand:.1f} ± {self.raw_ci95:.1f}"
+            text += (f"; without the control variate {self.raw_mbb_per_hand:.1f} ± "
+                     f"{self.raw_ci95:.1f}")
         return text + ")"
 
 
