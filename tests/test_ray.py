@@ -109,8 +109,8 @@ def test_leduc_on_two_nodes_converges_like_in_process(cluster, shm_dir, tmp_path
     # Means over two seeds on both sides (one run's exploitability varies by 10-15%).
     # Measured on the 2-core machine: in-process 0.0085 and 0.0098; Ray 0.0096-0.0107 over
     # three runs, 1.08x in the mean; in one CI run 0.0125 and 0.0117, 1.32x. The replica's lag
-    # depends on how the two nodes' processes share the two cores: the bound leaves room for
-    # a busy machine.
+    # depends on how the two nodes' processes share the cores, so the bound leaves room for a
+    # busy machine; a replica that never applied a delta scored 0.078 (seed 0), 8.5x.
     iters = 4_000_000
     serial, parallel = [], []
     for seed in (0, 1):
@@ -128,7 +128,7 @@ def test_leduc_on_two_nodes_converges_like_in_process(cluster, shm_dir, tmp_path
         assert "1 of 2 workers on other nodes" in line and "1 replica(s)" in line, line
         parallel.append(exploitability(tmp_path / f"ray{seed}", config))
         assert holdem_actors() == [] and list(shm_dir.iterdir()) == []
-    assert sum(parallel) < 1.6 * sum(serial), (parallel, serial)
+    assert sum(parallel) < 2.0 * sum(serial), (parallel, serial)
 
 
 def _kill_during_run(executor, action, min_iters=200_000):
