@@ -11,11 +11,12 @@ announces the compilation of its kernels on stderr.
 """
 
 import sys
+import time
 
 from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
 
 
-COMPILE_SECONDS = {"load": 1, "vs": 18, "lbr": 50}
+COMPILE_SECONDS = {"load": 1, "vs": 17, "lbr": 50}
 """CPU seconds that compiling takes with a cold numba cache (2-core development machine):
 reading a store back, the head-to-head kernel, the local best response kernel."""
 
@@ -117,11 +118,14 @@ def _play(args):
         opponents.append(Blueprint.load(args.vs_checkpoint))
     for opponent in opponents:
         name = opponent if isinstance(opponent, str) else str(opponent.checkpoint.path)
+        start = time.perf_counter()
         try:
             result = head_to_head(bp, opponent, hands=args.hands, seed=args.seed)
         except ValueError as exc:
             raise ConfigError(f"--vs {name}: {exc}") from None
+        seconds = time.perf_counter() - start
         print(f"vs {name}: {result.line()}")
+        print(f"vs {name} speed: {result.hands / seconds:.0f} hands/s ({seconds:.1f} s)")
     if args.lbr:
         from holdem.analysis.lbr import local_best_response
 
