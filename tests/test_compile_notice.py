@@ -18,6 +18,7 @@ import numba
 import pytest
 
 from holdem._jit import cache_dir
+from holdem.cli import eval_blueprint, play
 from holdem.metrics import compile_notice
 
 NOTICE = "compiling kernels (first run, about {} s)...\n"
@@ -76,8 +77,9 @@ def _forget(cache, kernel):
 
 
 @pytest.mark.parametrize("module, args, stdin, kernel, seconds", [
-    ("eval_blueprint", ["--vs", "call", "--hands", 200, "--lbr"], None, "merge_delta", 64),
-    ("play", ["--seed", 1], "q\n", "rank_cards_kernel", 4),
+    ("eval_blueprint", ["--vs", "call", "--hands", 200, "--lbr"], None, "merge_delta",
+     sum(eval_blueprint.COMPILE_SECONDS.values())),
+    ("play", ["--seed", 1], "q\n", "rank_cards_kernel", play.COMPILE_SECONDS),
 ])
 def test_analysis_commands_announce_a_cold_cache_only(hunl_run, tmp_path, module, args, stdin,
                                                       kernel, seconds):
