@@ -57,7 +57,6 @@ def below(s, n):
     return np.int64((next_u64(s) >> _SHIFT11) % np.uint64(n))
 
 
-
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)      # 2**64 / golden ratio: splitmix64's increment
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -79,5 +78,5 @@ def keyed_uniform(key, index):
     """A float64 in [0, 1) that depends only on (``key``, ``index``): the same draw wherever
     the same pair comes up, e.g. common random numbers for one decision in two plays of a
     deal."""
-    return np.float64(mix64(np.uint64(key) + (np.uint64(index) + _ONE) * GOLDEN) >> _SHIFT11) \
-        * _INV53
+    z = mix64(np.uint64(key) + (np.uint64(index) + _ONE) * GOLDEN)
+    return np.float64(z >> _SHIFT11) * _INV53
