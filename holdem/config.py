@@ -85,7 +85,8 @@ class TrainConfig:
     num_workers: int = 1
     batch_size: int = 0
     merge_threads: int = 0
-    own_delta_weight: float = 0.0
+    flush_iters: int = 0
+    own_delta_weight: float = 1.0
     seed: int = 0
     snapshot_interval: float = 600.0
     keep_checkpoints: int = 3
@@ -136,6 +137,7 @@ _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
 _NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
                  ("train", "merge_threads"), ("train", "own_delta_weight"),
+                 ("train", "flush_iters"),
                  ("solver", "average_max_street"), ("solver", "discount_stop")}
 _PROBABILITY = {("solver", "exploration"), ("solver", "prune_prob")}
 _RANGE = {("game", "num_players"): (2, 6)}      # the multi-way kernels' MAX_PLAYERS
@@ -197,7 +199,8 @@ _APPLIES = {
 # switch on: checked on the final config (check_effective).
 _TENSORBOARD_KEYS = ("log_interval", "eval_interval", "eval_baseline", "eval_baseline_interval",
                      "eval_hands", "utility_window")
-_WORKER_KEYS = ("batch_size", "merge_threads", "own_delta_weight", "start_method", "backend",
+_WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "own_delta_weight", "start_method",
+                "backend",
                 "ray_address",
                 "worker_timeout")
 

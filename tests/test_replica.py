@@ -8,7 +8,8 @@ import pytest
 from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.runtime import protocol, shm
-from holdem.runtime.replica import Replica, StoreLog, apply_delta, store_copy
+from holdem.runtime.merge import merge_one
+from holdem.runtime.replica import Replica, StoreLog, store_copy
 from holdem.runtime.worker import BatchRunner
 from holdem.solver.solver import DcfrSchedule
 from holdem.store.delta import RowMerger
@@ -48,10 +49,10 @@ def test_replica_follows_merges_growth_and_discounts(leduc, tmp_path):
         for batch in range(12):
             read = read_only_view(store.arrays)
             utility, visits = runner.run(read, t0, 300, 0.0)
-            payload = bytes(runner.take_delta(read, batch, 0, main_alloc.generation, 300,
-                                              utility, visits, 0.01))
+            payload = bytes(runner.take_delta(read, batch, 0, main_alloc.generation, t0, 300,
+                                              True, utility, visits, 0.01))
             floor = -50.0 if batch % 2 else None
-            apply_delta(store, merger, protocol.decode_delta(payload), floor)
+            merge_one(store, merger, payload, floor)
             log.delta(payload, floor)
             t0 += 300
             if batch in (3, 7):

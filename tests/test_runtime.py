@@ -425,9 +425,14 @@ class _DeadPool:
 
     def __init__(self):
         self.restarted = []
+        self.died = []                  # what the next wait() reports
 
     def submit(self, i, payload):
         raise WorkerDied(f"worker {i}: cannot send ([Errno 32] Broken pipe)")
+
+    def wait(self, timeout, inbox=None):
+        events, self.died = self.died, []
+        return events
 
     def restart(self, i):
         self.restarted.append(i)
@@ -452,14 +457,17 @@ def test_batch_sent_to_a_dead_worker_is_reissued():
         assert executor.capacity() == 2                         # worker 1 is not ready yet
         batches = [Batch(0, 0, 100, 0.0), Batch(1, 100, 100, 0.0)]
         executor.submit(batches[0])                             # must not raise
-        sent = dict(executor.workers[0].outstanding)
-        assert sent == {0: batches[0]} and pool.restarted == []
+        sent = executor.workers[0].outstanding
+        assert list(sent) == [0] and sent[0].batch == batches[0] and pool.restarted == []
         assert executor.in_flight() == 1
-        executor.handle(0, WorkerDied("worker 0 exited with code -9"))
+        sent[0].merged = 40                                     # its first flush was merged
+        pool.died = [(0, WorkerDied("worker 0 exited with code -9"))]
+        assert executor.results(0.0) == []
         assert pool.restarted == [0] and executor.stats["restarts"] == 1
-        assert executor.queue == [batches[0]] and executor.in_flight() == 1
+        rest = Batch(0, 40, 60, 0.0)                            # the rest of it is re-issued
+        assert executor.queue == [rest] and executor.in_flight() == 1
         executor.submit(batches[1])                             # no worker ready: queued
-        assert executor.queue == batches and executor.capacity() == 0
+        assert executor.queue == [rest, batches[1]] and executor.capacity() == 0
     finally:
         executor.close()
 
@@ -534,12 +542,15 @@ def _split(offsets=(0, 4096), regrets=None, strategy=None, keys=(5, 11, 260),
     n = int(np.sum(num_actions)) if new_regrets is None else len(new_regrets)
     cuts = np.zeros((2, SHARDS + 1), np.int64)
     cuts[0, 1:], cuts[1, 1:] = len(offsets), m         # every row "in shard 0"
+    strategy_cuts = np.zeros((2, SHARDS + 1), np.int64)
+    strategy_cuts[0, 1:], strategy_cuts[1, 1:] = min(1, len(offsets)), 2 if strategy is None \
+        else len(strategy)
     return SplitDelta(
         regret=Group(np.asarray(offsets, np.uint32),
                      np.arange(m, dtype=np.float32) if regrets is None else regrets, cuts),
         strategy=Group(np.asarray(offsets[:1], np.uint32),
                        np.linspace(0.0, 1.0, 2, dtype=np.float32) if strategy is None
-                       else strategy, cuts + 1),
+                       else strategy, strategy_cuts),
         keys=np.asarray(keys, np.int64), num_actions=np.asarray(num_actions, np.int8),
         new_regrets=np.arange(n, dtype=np.float32) - 3.0 if new_regrets is None else new_regrets,
         new_strategy=np.linspace(0.0, 1.0, n, dtype=np.float32) if new_strategy is None
@@ -547,34 +558,23 @@ def _split(offsets=(0, 4096), regrets=None, strategy=None, keys=(5, 11, 260),
 
 
 def _delta(**overrides):
-    return bytes(protocol.encode_delta(7, 1, 3, 500, -1.5, 9000, 0.01, _split(**overrides)))
+    return bytes(protocol.encode_delta(7, 1, 3, 400, 500, True, -1.5, 9000, 0.01,
+                                       _split(**overrides)))
 
 
-def _frames(payload):
-    """(header map, data bin header and data) of an encoded delta."""
-    n = int.from_bytes(payload[1:5], "big")
-    return msgpack.unpackb(payload[5:5 + n], raw=False), payload[5 + n:]
+def _patched(payload, field, value):
+    """The record with header field number ``field`` set to int ``value``, raw (no checks)."""
+    from holdem.runtime import record_kernels as rk
 
-
-def _raw(data=None, **changes):
-    """The test delta with header fields changed (None: removed), or other data bytes."""
-    header, rest = _frames(_delta())
-    for key, value in changes.items():
-        if value is None:
-            del header[key]
-        else:
-            header[key] = value
-    head = msgpack.packb(header, use_bin_type=True)
-    return b"\xce" + len(head).to_bytes(4, "big") + head + (rest if data is None else data)
-
-
-def _counts(**changes):
-    return {**_frames(_delta())[0]["counts"], **changes}
+    out = bytearray(payload)
+    pos = rk.FIELDS_AT + 9 * field + 1
+    out[pos:pos + 8] = int(value).to_bytes(8, "big", signed=True)
+    return bytes(out)
 
 
 def test_delta_round_trip_preserves_arrays():
     split = _split()
-    payload = protocol.encode_delta(7, 1, 3, 500, -1.5, 9000, 0.01, split)
+    payload = protocol.encode_delta(7, 1, 3, 400, 500, True, -1.5, 9000, 0.01, split)
     msg = protocol.decode_delta(bytes(payload))
     for prefix, group in (("regret", split.regret), ("strategy", split.strategy)):
         np.testing.assert_array_equal(msg[f"{prefix}_offsets"], group.offsets)
@@ -584,16 +584,47 @@ def test_delta_round_trip_preserves_arrays():
     np.testing.assert_array_equal(msg["strategy"], split.strategy.values)
     for name in ("keys", "num_actions", "new_regrets", "new_strategy"):
         np.testing.assert_array_equal(msg[name], getattr(split, name))
-    for name in protocol._ARRAYS:           # zero-copy: aligned read-only views of the payload
+    for name in protocol._ARRAYS:           # aligned read-only views
         assert not msg[name].flags.writeable and msg[name].ctypes.data % 8 == 0
-    assert (msg["id"], msg["worker"], msg["generation"], msg["iters"]) == (7, 1, 3, 500)
+    assert (msg["id"], msg["worker"], msg["generation"], msg["t0"], msg["iters"]) == (
+        7, 1, 3, 400, 500)
+    assert msg["last"] is True
     assert (msg["utility_sum"], msg["visits"], msg["seconds"]) == (-1.5, 9000, 0.01)
-    assert _frames(bytes(payload))[0]["v"] == protocol.VERSION
+    assert abs(msg["sent_ns"] - time.monotonic_ns()) < 60e9
     empty = protocol.decode_delta(_delta(offsets=(), regrets=np.zeros(0, np.float32),
                                          strategy=np.zeros(0, np.float32), keys=(),
                                          num_actions=()))
     assert empty["keys"].size == 0 and empty["regret_offsets"].size == 0
     assert empty["regrets"].size == 0 and empty["new_regrets"].size == 0
+
+
+def test_a_record_is_msgpack():
+    """Any msgpack reader decodes a record: [header fields, empty pad, the arrays' bytes]."""
+    split = _split()
+    payload = bytes(protocol.encode_delta(7, 1, 3, 400, 500, False, -1.5, 9000, 0.01, split))
+    fields, pad, data = msgpack.unpackb(payload, raw=False)
+    assert fields[:8] == [protocol.VERSION, 7, 1, 3, 400, 500, 0, 9000]
+    assert fields[9:11] == [-1.5, 0.01]
+    assert fields[11] == len(split.regret.offsets) and pad == b""
+    assert len(data) == len(payload) - 200
+    assert np.frombuffer(data, "<u4", len(split.regret.offsets)).tolist() == [0, 4096]
+
+
+def test_an_arena_indexes_many_records_at_once():
+    arena = protocol.RecordArena(capacity=64)           # grows
+    payloads = [_delta(), _delta(keys=(), num_actions=(), new_regrets=np.zeros(0, np.float32),
+                                 new_strategy=np.zeros(0, np.float32)), _delta()[:-8]]
+    for k, p in enumerate(payloads):
+        arena.add(p, source=k)
+    arena.drop(0)
+    table = arena.index()
+    from holdem.runtime import record_kernels as rk
+    assert table[:, rk.T_STATUS].tolist() == [protocol.SKIPPED, rk.OK, rk.BAD_LAYOUT]
+    assert protocol.header(table[1])["iters"] == 500
+    assert arena.arrays(1)["keys"].size == 0
+    assert bytes(arena.record(1)) == payloads[1]
+    arena.clear()
+    assert arena.count == 0 and arena.index().shape[0] == 0
 
 
 @pytest.mark.parametrize("payload", [
@@ -603,24 +634,18 @@ def test_delta_round_trip_preserves_arrays():
     pytest.param(b"", id="empty"),
     pytest.param(b"\xc1\x00garbage", id="garbage"),
     pytest.param(bytes(range(256)) * 4, id="noise"),
-    pytest.param(_delta() + b"\x00", id="trailing-bytes"),
-    pytest.param(msgpack.packb([1, 2, 3]), id="not-a-map"),
-    pytest.param(b"\xce\x00\x00\x00\x03" + msgpack.packb([1, 2]) + b"\xc6\x00\x00\x00\x00",
-                 id="header-not-a-map"),
-    pytest.param(msgpack.packb({"v": 3, "iters": 5}, use_bin_type=True), id="one-map"),
-    pytest.param(_raw(v=99), id="unknown-version"),
-    pytest.param(_raw(v=2), id="version-2"),
-    pytest.param(_raw(v=None), id="no-version"),
-    pytest.param(_raw(counts=None), id="missing-counts"),
-    pytest.param(_raw(counts=_counts(keys=4)), id="counts-beyond-data"),
-    pytest.param(_raw(counts=_counts(keys=-1)), id="negative-count"),
-    pytest.param(_raw(counts=_counts(keys="3")), id="count-not-int"),
-    pytest.param(_raw(counts={**_counts(), "extra": 1}), id="unknown-array"),
-    pytest.param(_raw(counts=_counts(regret_cuts=4)), id="cuts-count"),
-    pytest.param(_raw(data=b"\xc4\x00"), id="data-not-bin32"),
-    pytest.param(_raw(iters="500"), id="wrong-type"),
-    pytest.param(_raw(iters=True), id="bool-as-int"),
-    pytest.param(_raw(iters=-1), id="negative-iters"),
+    pytest.param(_delta() + b"\x00" * 8, id="trailing-bytes"),
+    pytest.param(msgpack.packb([1, 2, 3]), id="short-array"),
+    pytest.param(msgpack.packb({"v": 4, "iters": 5}, use_bin_type=True), id="a-map"),
+    pytest.param(msgpack.packb([list(range(21)), b"", b""], use_bin_type=True),
+                 id="variable-width-fields"),
+    pytest.param(_patched(_delta(), 0, 99), id="unknown-version"),
+    pytest.param(_patched(_delta(), 0, 3), id="version-3"),
+    pytest.param(_patched(_delta(), 11 + 6, 4), id="counts-beyond-data"),
+    pytest.param(_patched(_delta(), 11 + 6, -1), id="negative-count"),
+    pytest.param(_patched(_delta(), 11 + 2, 4), id="cuts-count"),
+    pytest.param(_patched(_delta(), 5, -1), id="negative-iters"),
+    pytest.param(_patched(_delta(), 6, 2), id="last-not-a-flag"),
     pytest.param(_delta(num_actions=(2, 5)), id="keys-vs-num_actions"),
     pytest.param(_delta(num_actions=(2, 3, 3), new_regrets=np.zeros(7, np.float32),
                         new_strategy=np.zeros(7, np.float32)), id="sum-num_actions"),
@@ -638,7 +663,9 @@ def test_ready_and_request_messages():
     with pytest.raises(protocol.ProtocolError):
         protocol.decode_request_or_ready(_delta())
     req = protocol.decode_request(protocol.encode_request(4, 100, 50, 1.5, None))
-    assert (req["op"], req["id"], req["t0"], req["n"]) == ("batch", 4, 100, 50)
+    assert (req["op"], req["id"], req["t0"], req["n"], req["flush"]) == ("batch", 4, 100, 50, 50)
+    req = protocol.decode_request(protocol.encode_request(4, 100, 50, 1.5, None, flush=16))
+    assert req["flush"] == 16
     assert protocol.decode_request(protocol.encode_stop())["op"] == "stop"
 
 

@@ -55,8 +55,8 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
     payload = bench_merge.produce(runner, empty.arrays, 0, 200)
     delta = protocol.decode_delta(payload)
     assert delta["regret_offsets"].size == delta["strategy_offsets"].size == 0   # all new
-    state = bench_merge.Replay(leduc, config, empty, 0, time.thread_time)
-    assert bench_merge.consume(state, payload, 1) == 200
+    state = bench_merge.Replay(leduc, config, empty, 0)
+    assert bench_merge.consume(state, [payload], 1) == 200
     assert state.iterations == 200
     assert 0 < state.store.num_infosets == delta["keys"].size
     assert empty.num_infosets == 0                 # the replay merged into a copy
@@ -67,26 +67,33 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
         end = start + int(delta["num_actions"][i])
         np.testing.assert_allclose(regrets, delta["new_regrets"][start:end])
         np.testing.assert_allclose(strategy, delta["new_strategy"][start:end])
-    assert set(state.seconds) == {"decode", "validate", "merge"}
-    # A second batch against the filled store names its rows by offset; merged, they add up.
-    before = state.store.arrays.regrets.copy()
+    # Two more flushes against the filled store name their rows by offset; merged in one
+    # pass on two threads, they give what merging them one at a time gives.
     second = bench_merge.produce(runner, state.store.arrays, 200, 200)
+    third = bench_merge.produce(runner, state.store.arrays, 400, 100)
     msg = protocol.decode_delta(second)
     assert 0 < msg["regret_offsets"].size <= state.store.num_infosets
-    bench_merge.consume(state, second, 2)
+    one_by_one = bench_merge.Replay(leduc, config, state.store, 200)
+    assert bench_merge.consume(one_by_one, [second], 1) == 200
+    assert bench_merge.consume(one_by_one, [third], 1) == 100
+    one_by_one.close()
+    before = state.store.arrays.regrets.copy()
+    assert bench_merge.consume(state, [second, third], 2) == 300
     state.close()
-    after = state.store.arrays.regrets
+    np.testing.assert_array_equal(state.store.arrays.regrets, one_by_one.store.arrays.regrets)
+    np.testing.assert_array_equal(state.store.arrays.strategy_sum,
+                                  one_by_one.store.arrays.strategy_sum)
     pos = 0
-    for off in msg["regret_offsets"].tolist():
+    for off in msg["regret_offsets"][:3].tolist():        # the second's rows: added
         na = int(state.store.arrays.row_num_actions[np.searchsorted(state.store.used()[2], off)])
-        np.testing.assert_allclose(after[off:off + na],
-                                   before[off:off + na] + msg["regrets"][pos:pos + na])
+        assert not np.array_equal(state.store.arrays.regrets[off:off + na],
+                                  before[off:off + na]) or not msg["regrets"][pos:pos + na].any()
         pos += na
 
 
 def test_bench_merge_reports_capacity():
-    proc = run_tool("bench_merge.py", "--game", "leduc", "--warm-seconds", "1", "--batches", 3,
-                    "--batch-size", 500, "--rounds", 2, "--threads", 2)
+    proc = run_tool("bench_merge.py", "--game", "leduc", "--warm-seconds", "1", "--flushes", 6,
+                    "--flush", 500, "--per-pass", 3, "--rounds", 2, "--threads", 2)
     last = proc.stdout.splitlines()[-1]
     m = re.fullmatch(r"merge capacity: (\d+) iterations/s \((\d+) threads\)", last)
     assert m, last
@@ -95,11 +102,13 @@ def test_bench_merge_reports_capacity():
     got = fields(proc.stdout)
     assert got["config"] == "leduc"
     assert got["infosets in the store"] == f"{LEDUC_INFOSETS}"
-    assert got["batches"] == "3"
-    assert got["iterations per batch"] == "500"
-    for name in ("delta bytes per iteration", "decode ms/batch", "validate ms/batch",
-                 "merge ms/batch", "per-worker rate (it/s)", "workers served"):
+    assert got["records"] == "6"
+    assert got["iterations per record"] == "500 (the flush of 15 workers)"
+    for name in ("delta bytes per iteration", "receive ms/record", "record ms",
+                 "per-worker rate here (it/s)", "workers served"):
         assert float(got[name].replace(",", "")) > 0, name
+    assert re.fullmatch(r"[\d.]+ ms \([\d,]+ iterations\)|saturated",
+                        got["flush to merge at 15 workers"])
 
 
 @pytest.mark.slow
@@ -115,7 +124,7 @@ def test_bench_scaling_reports_fraction_of_ceiling():
     assert set(rows) == {"1", "2"}
     assert rows["1"][2] == "1.00x"                 # speed-up of one worker against itself
     assert rows["1"][4] == "n/a"                   # in-process: no merge line
-    assert float(rows["2"][5]) > 0                 # merge ms/batch from the parallel run
+    assert float(rows["2"][5]) > 0                 # merge ms/delta from the parallel run
     for r in rows.values():
         assert float(r[1].replace(",", "")) > 0
 

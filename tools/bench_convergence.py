@@ -9,10 +9,15 @@ the exact exploitability and its ratio to the in-process one; for No-Limit Hold'
 blueprint's head-to-head result against the in-process one (``--hands`` duplicate hands, mbb/hand
 with a 95% interval; 0 or above is what parallel training should give).
 
+Flush size, batch sizing and own-delta weight are the process executor's defaults unless given;
+``--merge-delay`` is the flush-to-merge delay in iterations (default: the lagged executor's
+``default_delay``, DELAY_PER_WORKER iterations per worker: about what ``tools/bench_merge.py``
+predicts for 15 workers, over 15).
+
     python tools/bench_convergence.py --game leduc --iters 3000000 --workers 2,4,8,15
-    python tools/bench_convergence.py --game leduc --own-delta-weight 1      # the plain delta
+    python tools/bench_convergence.py --game leduc --own-delta-weight 0      # weight W
     python tools/bench_convergence.py --config configs/hunl_default.yaml --iters 2000000 \\
-        --workers 15 --batch-size 7463 --hands 1000000
+        --workers 4,8,15,32 --hands 1000000
 """
 
 import tempfile
@@ -25,7 +30,8 @@ from benchlib import log
 from holdem import config as config_mod
 from holdem.cli.common import iteration_count, non_negative_int, positive_float
 from holdem.games import make_game
-from holdem.runtime.lagged import LaggedExecutor
+from holdem.runtime.process import flush_iterations
+from holdem.runtime.lagged import DELAY_PER_WORKER, LaggedExecutor, default_delay
 from holdem.training import train
 
 
@@ -41,6 +47,12 @@ def build_parser():
                         "from this machine's one-core rate)")
     p.add_argument("--own-delta-weight", type=float, metavar="K",
                    help="train.own_delta_weight for the workers (default: the config's, 0 = W)")
+    p.add_argument("--flush", type=iteration_count, metavar="N",
+                   help="iterations per delta (default: as the process executor flushes for "
+                        "each worker count)")
+    p.add_argument("--merge-delay", type=non_negative_int, metavar="ITERS",
+                   help="iterations from a flush to its merge (default: "
+                        f"{DELAY_PER_WORKER} per worker)")
     p.add_argument("--hands", type=iteration_count, default=1_000_000,
                    help="NLHE: duplicate hands per head-to-head (default 1,000,000)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="training seed (default 0)")
@@ -49,8 +61,9 @@ def build_parser():
     return p
 
 
-def _train(config, game, workers, batch_size, logdir):
-    executor = None if workers == 0 else LaggedExecutor(game, config, workers, batch_size)
+def _train(config, game, workers, args, logdir):
+    executor = None if workers == 0 else LaggedExecutor(game, config, workers, args.batch_size,
+                                                        args.flush, args.merge_delay)
     start = time.perf_counter()
     result = train(config, logdir, progress=False, executor=executor)
     log(f"{workers or 'in-process'}: {result.iterations:,} iterations in "
@@ -62,18 +75,23 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     config = (config_mod.load(args.config) if args.config
               else config_mod.default_for_game(args.game))
-    train_overrides = {"iters": args.iters, "seed": args.seed, "time_budget": args.max_seconds}
-    if args.own_delta_weight is not None:
-        train_overrides["own_delta_weight"] = args.own_delta_weight
-    config = config_mod.with_overrides(config, train=train_overrides)
+    config = config_mod.with_overrides(config, train={"iters": args.iters, "seed": args.seed,
+                                                      "time_budget": args.max_seconds})
+    # Worker settings go to the simulated workers only: the strict config check refuses them
+    # for the in-process reference run.
+    workers_config = config if args.own_delta_weight is None else config_mod.with_overrides(
+        config, train={"own_delta_weight": args.own_delta_weight})
     game = make_game(config)
     counts = [int(w) for w in args.workers.split(",") if w.strip()]
     print(f"config: {args.config or args.game}")
     print(f"iterations: {args.iters}")
-    print(f"own delta weight: {config.train.own_delta_weight:g} (0 = the number of workers)")
+    print(f"own delta weight: {workers_config.train.own_delta_weight:g} (0 = the number of "
+          "workers)")
+    print("merge delay: " + (f"{DELAY_PER_WORKER} iterations per worker" if args.merge_delay
+                             is None else f"{args.merge_delay:,} iterations"))
     with tempfile.TemporaryDirectory(prefix="holdem-conv-") as tmp:
         base = Path(tmp) / "serial"
-        serial = _train(config, game, 0, None, base)
+        serial = _train(config, game, 0, args, base)
         if game.is_small:
             from holdem.analysis.blueprint import load_profile
             from holdem.analysis.exact import ExactEvaluator
@@ -88,17 +106,23 @@ def main(argv=None):
             reference = Blueprint.load(base)
         for w in counts:
             logdir = Path(tmp) / f"w{w}"
-            result = _train(config, game, w, args.batch_size, logdir)
+            result = _train(workers_config, game, w, args, logdir)
             if game.is_small:
                 x = evaluator.exploitability(load_profile(logdir).average)
                 print(f"{w} workers: exploitability {x:.6f} = {x / ref:.2f}x in-process "
-                      f"({result.iterations:,} iterations)")
+                      f"({result.iterations:,} iterations; a delta every "
+                      f"{args.flush or flush_iterations(workers_config, w):,}, merged "
+                      f"{default_delay(w) if args.merge_delay is None else args.merge_delay:,} "
+                      "later)")
             else:
                 match = head_to_head(Blueprint.load(logdir), reference, hands=args.hands,
                                      seed=1)
                 print(f"{w} workers vs in-process: {match.mbb_per_hand:+.1f} ± "
                       f"{match.ci95:.1f} mbb/hand ({match.hands:,} hands; "
-                      f"{result.iterations:,} iterations each)")
+                      f"{result.iterations:,} iterations each; a delta every "
+                      f"{args.flush or flush_iterations(workers_config, w):,}, merged "
+                      f"{default_delay(w) if args.merge_delay is None else args.merge_delay:,} "
+                      "later)")
 
 
 if __name__ == "__main__":

@@ -1,36 +1,42 @@
 """Merge capacity: how many iterations of worker deltas per second the main process can consume.
 
-In a parallel run every worker's delta goes through the main process: decode and validate the
-msgpack payload, check its infosets against the game, merge it into the shared store. When N
-workers together produce more iterations per second than that path consumes, adding workers adds
-nothing. This benchmark measures the path on its own, without workers or pipes:
+In a parallel run every worker's delta records go through the main process: a merge pass reads
+every record that arrived since the last one into an arena, indexes them, checks their new
+infosets against the game and every row against the store, and adds them
+(:func:`holdem.runtime.process.merge_pass`). When N workers together produce more iterations per
+second than that path consumes, adding workers adds nothing. This benchmark measures the path on
+its own, without workers or pipes:
 
 1. record: train in-process until the store is near its full size (its infoset count grows less
    than 1% in 10 CPU seconds, or ``--warm-seconds`` CPU seconds have passed), then run
-   ``--batches`` batches as a worker does (``BatchRunner`` on a read-only view of that store) and
-   keep each encoded delta. The worker's CPU time per iteration (traversal plus encoding) gives
-   the per-worker rate;
-2. replay: ``--rounds`` times, into a fresh private copy of the store, consume every recorded
-   delta as :meth:`holdem.runtime.process.ProcessExecutor._merge` does, timed with CPU time
-   (one thread) or wall time (more).
+   ``--flushes`` flushes as a worker of a ``--workers``-worker run does (``BatchRunner`` on a
+   read-only view of that store, ``flush_iterations`` iterations each, or ``--flush``) and keep
+   each delta record. The worker's CPU time per iteration (traversal plus encoding) gives this
+   machine's per-worker rate;
+2. replay: ``--rounds`` times, into a fresh private copy of the store, merge every recorded
+   record in passes of 1 record and of ``--per-pass`` records, timed with CPU time (one thread)
+   or wall time (more). The two give a pass's fixed cost ``a`` and the cost per record ``b``.
 
 ``produce`` (worker side) and ``consume`` (main side) below are the only places that call the
-project's delta path.
-Output, one ``name: value`` per line on stdout (progress goes to stderr); ``decode`` is
-``protocol.decode_delta`` (msgpack and the protocol's field checks), ``validate`` is
-``game.keys_match`` of the rows new to the store, ``merge`` is
-:func:`holdem.runtime.replica.apply_delta` (every offset checked against the store, then the values
-added on ``--threads`` threads; the new rows merged by key) with the regret floor; medians over the
-rounds. ``receive`` is the CPU time of receiving the deltas from a socketpair, with the frames
-workers send (:mod:`holdem.runtime.frames`) and, for comparison, with ``multiprocessing``'s
-``recv_bytes``; it is printed apart and not part of the capacity. ``workers served`` = merge
-capacity / per-worker rate: the worker count at which the main process saturates (receiving and
-the rest of the main loop not included). The last line is ``merge capacity: N iterations/s (T
+project's delta path. Output, one ``name: value`` per line on stdout (progress on stderr):
+``pass ms`` (a pass's fixed cost) and ``record ms`` (each record's), medians over the rounds;
+``capacity (it/s)``: iterations per second of main-process time when passes hold ``--per-pass``
+records. With ``--worker-rate R`` (the per-worker rate of the machine to predict; default this
+machine's), ``workers served`` = capacity / R, and the flush-to-merge delay at ``--workers``
+workers: records then arrive at rate L = W x R / flush; a pass that starts when the last one
+ends holds k = L x T records and takes T = a + b k, so T = a / (1 - L b) (saturated when
+L b >= 1); a record waits T / 2 on average for its pass to start and T for it to finish, so the
+delay is 1.5 T, printed in milliseconds and in the iterations the W workers run meanwhile (what
+``tools/bench_convergence.py --merge-delay`` takes). ``receive`` is the CPU time of receiving the
+records from a socketpair with the frames workers send (:mod:`holdem.runtime.frames`), printed
+apart and not part of the capacity. The last line is ``merge capacity: N iterations/s (T
 threads)``.
 
     python tools/bench_merge.py --game leduc --warm-seconds 5        # about 15 s
-    python tools/bench_merge.py --config configs/hunl_default.yaml
-    python tools/bench_merge.py --config configs/hunl_blueprint.yaml --threads 1,2,4
+    python tools/bench_merge.py --config configs/hunl_default.yaml --threads 1,2 \\
+        --worker-rate 27200
+    python tools/bench_merge.py --config configs/hunl_blueprint.yaml --threads 1,2 \\
+        --worker-rate 10240
 """
 
 import statistics
@@ -45,8 +51,9 @@ from holdem.cli.common import iteration_count, positive_float
 from holdem.games import make_game
 from holdem.metrics import format_bytes
 from holdem.runtime import protocol
-from holdem.runtime.process import TARGET_BATCH_SECONDS, batch_size_for
-from holdem.runtime.replica import apply_delta
+from holdem.runtime import record_kernels as rk
+from holdem.runtime.merge import MergeScratch, merge_arena, reason
+from holdem.runtime.process import flush_iterations
 from holdem.runtime.worker import BatchRunner
 from holdem.solver import kernels as solver_kernels
 from holdem.solver.solver import Solver, make_params
@@ -56,47 +63,46 @@ from holdem.store.store import RegretStore, read_only_view
 
 PLATEAU_SECONDS = 10.0           # warm until the infoset count grows < PLATEAU_GROWTH in this
 PLATEAU_GROWTH = 0.01
-PROBE_ITERATIONS = 1000          # the batch that measures the worker rate for --batch-size
 
 
-# -- the seam: worker side and main side of one batch -----------------------------------------
+# -- the seam: worker side and main side of one flush -----------------------------------------
 def produce(runner, read_arrays, t0, n):
-    """One worker batch of ``n`` iterations from global iteration ``t0`` against the read-only
-    ``read_arrays``; returns the encoded delta as a worker sends it (see worker_main)."""
+    """One worker flush of ``n`` iterations from global iteration ``t0`` against the read-only
+    ``read_arrays``; returns its delta record as a worker sends it (see BatchServer.serve)."""
     start = time.perf_counter()
     utility_sum, visits = runner.run(read_arrays, t0, n, 0.0)
     seconds = time.perf_counter() - start
-    return runner.take_delta(read_arrays, 0, 0, 0, n, utility_sum, visits, seconds)
+    return bytes(runner.take_delta(read_arrays, 0, 0, 0, t0, n, True, utility_sum, visits,
+                                   seconds))
 
 
-def consume(state, payload, threads):
-    """The main process's handling of one delta (as ProcessExecutor._merge): decode, check the
-    new rows against the game, merge (offsets checked, then added on ``threads`` threads).
-    Returns the delta's iterations."""
-    state.lap(None)
-    msg = protocol.decode_delta(payload)
-    state.lap("decode")
-    keys, num_actions = msg["keys"], msg["num_actions"]
-    if keys.size and not state.game.keys_match(keys, num_actions):
-        raise protocol.ProtocolError("delta holds infosets that are not in the game")
-    state.lap("validate")
-    apply_delta(state.store, state.merger(threads), msg, state.floor())
-    state.iterations += msg["iters"]
-    state.lap("merge")
-    return msg["iters"]
+def consume(state, payloads, threads):
+    """The main process's merge pass over ``payloads`` (as ProcessExecutor.results): into the
+    arena, then :func:`merge_arena` with the game check and the regret floor. Returns the
+    records' iterations."""
+    arena = state.arena
+    arena.clear()
+    for p in payloads:
+        arena.add(p, source=0)
+    codes = merge_arena(state.store, state.merger(threads), arena, state.floor(),
+                        game=state.game, scratch=state.scratch)
+    if (codes != rk.OK).any():
+        raise RuntimeError(f"a recorded delta was rejected: {reason(codes[codes != 0][0])}")
+    iters = int(arena.table[:arena.count, rk.F_ITERS].sum())
+    state.iterations += iters
+    return iters
 
 
 class Replay:
     """Main-side state of one replay: a private copy of the store, the run's iteration count
-    (the regret floor scales with it) and CPU time per stage."""
+    (the regret floor scales with it)."""
 
-    def __init__(self, game, config, store, iterations, clock):
+    def __init__(self, game, config, store, iterations):
         self.game, self.config, self.iterations = game, config, iterations
         self.store = RegretStore(row_capacity=16)
         self.store.arrays = StoreArrays(*(a.copy() for a in store.arrays))   # same capacity
-        self.clock = clock
-        self.seconds = {"decode": 0.0, "validate": 0.0, "merge": 0.0}
-        self._last = clock()
+        self.arena = protocol.RecordArena()
+        self.scratch = MergeScratch()
         self._merger = None
 
     def merger(self, threads):
@@ -109,15 +115,8 @@ class Replay:
         if self._merger is not None:
             self._merger.close()
 
-    def lap(self, stage):
-        """Charge the time since the previous lap to ``stage`` (None: not timed)."""
-        now = self.clock()
-        if stage is not None:
-            self.seconds[stage] = self.seconds.get(stage, 0.0) + now - self._last
-        self._last = now
-
     def floor(self):
-        """The regret floor now, as ProcessExecutor._weight_now scales it."""
+        """The regret floor now, as :func:`holdem.runtime.process.regret_floor_now` scales it."""
         floor = self.config.solver.regret_floor
         if floor is None:
             return None
@@ -156,70 +155,66 @@ def warm(solver, cap_seconds):
         f"{solver.store.num_infosets:,} infosets ({why})")
 
 
-def record(game, config, store, t0, batches, batch_size):
-    """Encoded deltas of ``batches`` worker batches from iteration ``t0``, the batch size and
-    the worker's rate (iterations per CPU second of produce)."""
+def record(game, config, store, t0, flushes, flush):
+    """Delta records of ``flushes`` worker flushes of ``flush`` iterations from iteration
+    ``t0``, and the worker's rate (iterations per CPU second of produce)."""
     read = read_only_view(store.arrays)
     runner = BatchRunner(game, config)
     runner.warm_up()
-    if batch_size is None:
-        start = time.thread_time()
-        produce(runner, read, t0, PROBE_ITERATIONS)
-        rate = PROBE_ITERATIONS / max(time.thread_time() - start, 1e-9)
-        batch_size = batch_size_for(rate, store)                        # as the run sizes it
-        t0 += PROBE_ITERATIONS
     payloads, cpu = [], 0.0
-    for b in range(batches):
+    for b in range(flushes):
         start = time.thread_time()
-        payloads.append(produce(runner, read, t0 + b * batch_size, batch_size))
+        payloads.append(produce(runner, read, t0 + b * flush, flush))
         cpu += time.thread_time() - start
-    return payloads, batch_size, batches * batch_size / max(cpu, 1e-9)
+    return payloads, flushes * flush / max(cpu, 1e-9)
 
 
 def receive(payloads):
-    """CPU seconds this thread spends receiving ``payloads`` from a worker: (with the project's
-    frames, with ``multiprocessing``'s ``recv_bytes``), the payloads sent by a thread over a
-    socketpair, as a worker sends them to the main process."""
+    """CPU seconds this thread spends receiving ``payloads`` from a worker with the project's
+    frames, sent by a thread over a socketpair as a worker sends them to the main process."""
     import multiprocessing
     import threading
 
     from holdem.runtime import frames
 
-    out = []
-    for use_frames in (True, False):
-        ours, theirs = multiprocessing.Pipe(duplex=True)
-        send = ((lambda p: frames.send(theirs.fileno(), p)) if use_frames
-                else theirs.send_bytes)
-        sender = threading.Thread(target=lambda: [send(p) for p in payloads])
-        sender.start()
-        receiver = frames.Receiver()
-        seconds = 0.0
-        for _ in payloads:
-            ours.poll(None)
-            start = time.thread_time()
-            if use_frames:
-                receiver.read(ours.fileno())
-            else:
-                ours.recv_bytes()
-            seconds += time.thread_time() - start
-        sender.join()
-        ours.close()
-        theirs.close()
-        out.append(seconds)
-    return out
+    ours, theirs = multiprocessing.Pipe(duplex=True)
+    sender = threading.Thread(target=lambda: [frames.send(theirs.fileno(), p)
+                                              for p in payloads])
+    sender.start()
+    arena = protocol.RecordArena()
+    seconds = 0.0
+    for _ in payloads:
+        ours.poll(None)
+        start = time.thread_time()
+        frames.read_into(ours.fileno(), arena.reserve)
+        seconds += time.thread_time() - start
+    sender.join()
+    ours.close()
+    theirs.close()
+    return seconds
 
 
-def replay(game, config, store, iterations, payloads, threads):
-    """One round: seconds per stage consuming ``payloads`` into a fresh copy of ``store``."""
+def replay(game, config, store, iterations, payloads, threads, per_pass):
+    """One round: seconds consuming ``payloads`` in passes of ``per_pass`` records into a
+    fresh copy of ``store``."""
     # Thread CPU time ignores other processes; a multi-threaded merge is judged by wall time.
     clock = time.thread_time if threads == 1 else time.perf_counter
-    state = Replay(game, config, store, iterations, clock)
+    state = Replay(game, config, store, iterations)
     try:
-        for payload in payloads:
-            consume(state, payload, threads)
+        start = clock()
+        for k in range(0, len(payloads), per_pass):
+            consume(state, payloads[k:k + per_pass], threads)
+        return clock() - start
     finally:
         state.close()
-    return state.seconds
+
+
+def delay(a, b, arrivals):
+    """Seconds from a flush to its merge when records arrive at ``arrivals``/s into passes of
+    fixed cost ``a`` plus ``b`` per record (inf: saturated); see the module docstring."""
+    if arrivals * b >= 1:
+        return float("inf")
+    return 1.5 * a / (1 - arrivals * b)
 
 
 # -- the command ------------------------------------------------------------------------------
@@ -234,17 +229,24 @@ def build_parser():
     p = benchlib.parser(__doc__, "small game with the defaults of configs/GAME.yaml "
                                  "(default leduc)")
     p.add_argument("--threads", type=_thread_counts, default=[1], metavar="T[,T...]",
-                   help="merge threads; a list replays the same deltas with each, and the last "
+                   help="merge threads; a list replays the same records with each, and the last "
                         "line gives the last (default 1)")
     p.add_argument("--warm-seconds", type=positive_float, default=150.0, metavar="S",
                    help="at most this many CPU seconds of in-process training before recording; "
                         "less when the store stops growing (default 150: hunl_blueprint then "
                         "holds several million infosets)")
-    p.add_argument("--batches", type=iteration_count, default=12,
-                   help="worker batches recorded (default 12)")
-    p.add_argument("--batch-size", type=iteration_count, metavar="N",
-                   help="iterations per batch (default: what a worker does in "
-                        f"{TARGET_BATCH_SECONDS:g} s, capped as the parallel run caps it)")
+    p.add_argument("--workers", type=iteration_count, default=15,
+                   help="the run whose flushes are recorded and whose delay is predicted "
+                        "(default 15)")
+    p.add_argument("--flush", type=iteration_count, metavar="N",
+                   help="iterations per record (default: what a --workers run flushes)")
+    p.add_argument("--flushes", type=iteration_count, default=200,
+                   help="worker flushes recorded (default 200)")
+    p.add_argument("--per-pass", type=iteration_count, default=16,
+                   help="records per merge pass for the capacity (default 16)")
+    p.add_argument("--worker-rate", type=positive_float, metavar="R",
+                   help="iterations/s of one worker on the machine to predict (default: this "
+                        "machine's, measured while recording)")
     p.add_argument("--rounds", type=iteration_count, default=3,
                    help="replays on fresh copies of the store; medians reported (default 3)")
     return p
@@ -256,40 +258,52 @@ def main(argv=None):
         config = config_mod.load(args.config)
     else:
         config = config_mod.default_for_game(args.game)
-    thread_counts = args.threads
+    config = config_mod.with_overrides(config, train={"num_workers": args.workers})
+    flush = args.flush or flush_iterations(config, args.workers)
     game = make_game(config)
     solver = Solver(game, config)
     warm(solver, args.warm_seconds)
     store = solver.store
-    payloads, batch_size, worker_rate = record(game, config, store, solver.iterations,
-                                               args.batches, args.batch_size)
-    iterations = len(payloads) * batch_size
+    payloads, measured_rate = record(game, config, store, solver.iterations, args.flushes, flush)
+    worker_rate = args.worker_rate or measured_rate
+    iterations = len(payloads) * flush
 
     print(f"config: {args.config or args.game}")
     print(f"infosets in the store: {store.num_infosets:,}")
     print(f"store size: {format_bytes(store.nbytes)} ({store.nbytes:,} bytes)")
-    print(f"batches: {len(payloads)}")
-    print(f"iterations per batch: {batch_size:,}")
+    print(f"records: {len(payloads)}")
+    print(f"iterations per record: {flush:,} (the flush of {args.workers} workers)")
     print(f"delta bytes per iteration: {sum(map(len, payloads)) / iterations:,.1f}")
-    print(f"per-worker rate (it/s): {worker_rate:,.0f}")
+    print(f"per-worker rate here (it/s): {measured_rate:,.0f}")
+    print(f"per-worker rate predicted for (it/s): {worker_rate:,.0f}")
     received = [receive(payloads) for _ in range(args.rounds)]
-    for k, how in enumerate(("frames", "recv_bytes")):
-        ms = 1e3 * statistics.median(r[k] for r in received) / len(payloads)
-        print(f"receive ms/batch ({how}): {ms:.3f}")
-    for threads in thread_counts:
-        # Compile or load the merge kernels (deltas name rows by offset: only a copy of the
+    print(f"receive ms/record: {1e3 * statistics.median(received) / len(payloads):.3f}")
+    arrivals = args.workers * worker_rate / flush
+    for threads in args.threads:
+        # Compile or load the merge kernels (records name rows by offset: only a copy of the
         # store they were recorded against takes them).
-        replay(game, config, store, solver.iterations, payloads[:1], threads)
-        rounds = [replay(game, config, store, solver.iterations, payloads, threads)
-                  for _ in range(args.rounds)]
-        capacity = statistics.median(iterations / sum(r.values()) for r in rounds)
-        stage_ms = {k: 1e3 * statistics.median(r[k] for r in rounds) / len(payloads)
-                    for k in rounds[0]}
-        prefix = f"{threads} threads: " if len(thread_counts) > 1 else ""
-        for stage, ms in stage_ms.items():
-            print(f"{prefix}{stage} ms/batch: {ms:.3f}")
-        print(f"{prefix}workers served: {capacity / worker_rate:.1f}")
+        replay(game, config, store, solver.iterations, payloads[:2], threads, 2)
+        single = statistics.median(
+            replay(game, config, store, solver.iterations, payloads, threads, 1)
+            for _ in range(args.rounds))
+        batched = statistics.median(
+            replay(game, config, store, solver.iterations, payloads, threads, args.per_pass)
+            for _ in range(args.rounds))
+        passes = -(-len(payloads) // args.per_pass)
+        b = max(0.0, (batched - single * passes / len(payloads)) / (len(payloads) - passes))
+        a = max(0.0, single / len(payloads) - b)
+        capacity = iterations / batched
+        wait = delay(a, b, arrivals)
+        prefix = f"{threads} threads: " if len(args.threads) > 1 else ""
+        print(f"{prefix}pass ms: {1e3 * a:.3f}")
+        print(f"{prefix}record ms: {1e3 * b:.3f}")
         print(f"{prefix}capacity (it/s): {capacity:,.0f}")
+        print(f"{prefix}workers served: {capacity / worker_rate:.1f}")
+        if wait == float("inf"):
+            print(f"{prefix}flush to merge at {args.workers} workers: saturated")
+        else:
+            print(f"{prefix}flush to merge at {args.workers} workers: {1e3 * wait:.2f} ms "
+                  f"({wait * args.workers * worker_rate:,.0f} iterations)")
     print(f"merge capacity: {capacity:.0f} iterations/s ({threads} threads)")
     return 0
 

@@ -114,7 +114,7 @@ def main(argv=None):
         log(f"warning: the {args.independent} runs together ({top:,.0f} it/s) fell below one "
             f"run alone ({single.rate:,.0f} it/s): other work took the cores, so every "
             "fraction of the ceiling overstates; run again on a quiet machine")
-    header = ["workers", "it/s", "speed-up", "of ceiling", "main busy", "merge ms/batch",
+    header = ["workers", "it/s", "speed-up", "of ceiling", "main busy", "merge ms/delta",
               "delta B/it", "PSS"]
     print_table(header, [row(r, single, top) for r in runs])
     if top:

@@ -22,9 +22,10 @@ import yaml  # noqa: E402  (after the path fix above, like every holdem import)
 
 DONE_RE = re.compile(r"^done: iterations=(\d+) elapsed=([\d.]+) it/s=([\d.]+) infosets=(\d+) "
                      r"checkpoint=(\S+)$", re.M)
-MERGE_RE = re.compile(r"^merge: ([\d.]+) ms/batch \(([\d.]+)% of a core\); (\d+) iterations/batch; "
-                      r"delta ([\d.]+) bytes/iteration; store ([^;]+); main process busy "
-                      r"([\d.]+)% of a core; worker restarts (\d+)$", re.M)
+MERGE_RE = re.compile(r"^merge: ([\d.]+) ms/delta \(([\d.]+)% of a core, ([\d.]+) deltas/pass\); "
+                      r"(\d+) iterations/delta; flush to merge ([\d.]+) ms \(([\d,]+) "
+                      r"iterations\); delta ([\d.]+) bytes/iteration; store ([^;]+); main "
+                      r"process busy ([\d.]+)% of a core; worker restarts (\d+)$", re.M)
 PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
 STORE_FILE_RE = re.compile(r"/holdem-\d+-[0-9a-f]+-g\d+\.store")
 KIB = 1024
@@ -112,8 +113,9 @@ def parse_merge(stderr):
     m = MERGE_RE.search(stderr)
     if m is None:
         return None
-    return {"merge_ms": float(m[1]), "merge_core": float(m[2]), "batch": int(m[3]),
-            "delta_bytes": float(m[4]), "main_busy": float(m[6]), "restarts": int(m[7])}
+    return {"merge_ms": float(m[1]), "merge_core": float(m[2]), "per_pass": float(m[3]),
+            "flush": int(m[4]), "delay_ms": float(m[5]), "delay_iters": int(m[6].replace(",", "")),
+            "delta_bytes": float(m[7]), "main_busy": float(m[9]), "restarts": int(m[10])}
 
 
 # -- runs -------------------------------------------------------------------------------------

@@ -56,6 +56,21 @@ class Receiver:
         return view
 
 
+def read_into(fd, reserve):
+    """Block until the next frame of ``fd`` is read into ``reserve(n)`` (a writable memoryview
+    of n bytes, e.g. :meth:`holdem.runtime.protocol.RecordArena.reserve`); returns it. Raises as
+    :meth:`Receiver.read`."""
+    stream = io.FileIO(fd, closefd=False)
+    header = bytearray(_HEADER.size)
+    _read_exactly(stream, memoryview(header))
+    (n,) = _HEADER.unpack(header)
+    if n > MAX_FRAME:
+        raise OSError(f"frame of {n} bytes: corrupt stream")
+    view = reserve(n)
+    _read_exactly(stream, view)
+    return view
+
+
 def _read_exactly(stream, view):
     got = 0
     while got < len(view):

@@ -1,36 +1,59 @@
 """A deterministic stand-in for W workers, in this process: what parallelism does to convergence.
 
 On W cores with a main process that keeps up, each worker runs its batch against the live shared
-store: while it works, the other W - 1 workers' finished batches are merged and it sees them; it
-sees its own updates at once (its delta) and the other workers' unfinished batches not at all.
-:class:`LaggedExecutor` reproduces that order on one core: W simulated workers take turns running
-``CHUNKS`` slices of their batches (the same :class:`holdem.runtime.worker.BatchRunner` reading
-the live store into its own delta), and a batch's msgpack delta is merged (the same
-:func:`holdem.runtime.process.merge_payload`) as soon as its last slice has run. The first W
-batches are of staggered sizes, so batches finish evenly spread, as they do on real cores.
+store in flushes (:func:`holdem.runtime.process.flush_iterations` iterations, a delta after
+each): while it works, the other W - 1 workers' flushed deltas are merged and it sees them; it
+sees its own updates at once (its delta buffer) and the other workers' unflushed iterations not
+at all. :class:`LaggedExecutor` reproduces that order on one core: W simulated workers take
+turns running ``CHUNKS`` slices of their current flush (the same
+:class:`holdem.runtime.worker.BatchRunner` reading the live store into its own delta buffer);
+a flush's delta record is merged by the same pass as the process executor's
+(:func:`holdem.runtime.process.merge_pass`) once the simulated workers together have run
+``delay`` more iterations: the flush-to-merge delay of a real run, in iterations (measured in the
+real executor: TensorBoard ``train/flush_to_merge_iters``; predicted by ``tools/bench_merge.py``;
+by default :func:`default_delay`).
+Worker k starts k / W of a flush late, so flushes finish evenly spread, as they do on real
+cores; flush size, batch sizing and own-delta weight are the process executor's.
 
 It is no faster than one core. It makes the convergence cost of W workers measurable on any
 machine and repeatable for a seed: the test that parallel iterations are worth as much as serial
 ones, and ``tools/bench_convergence.py``.
 """
 
+import collections
 import time
 
+from holdem import config as config_mod
+from holdem.runtime import protocol
+from holdem.runtime import record_kernels as rk
 from holdem.runtime.executor import BatchResult
-from holdem.runtime.process import batch_size_for, merge_payload
+from holdem.runtime.merge import MergeScratch, reason
+from holdem.runtime.process import batch_size_for, flush_iterations, merge_pass
 from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.store.delta import RowMerger
 from holdem.store.store import read_only_view
 
-
 CHUNKS = 8
+# The flush-to-merge delay, in iterations per worker: about one merge pass (a millisecond or
+# two) whatever the worker count, during which W workers run W times as many iterations.
+# tools/bench_merge.py predicts 452 iterations at 15 workers for hunl_default and 427 for Leduc
+# (2 merge threads; README, Parallel training).
+DELAY_PER_WORKER = 32
+
+
+def default_delay(workers):
+    """The flush-to-merge delay the simulator assumes for ``workers`` workers, in iterations."""
+    return DELAY_PER_WORKER * int(workers)
 
 
 class _SimWorker:
-    def __init__(self, runner):
+    def __init__(self, runner, idle_turns):
         self.runner = runner
+        self.idle = idle_turns          # turns to wait before its first slice (its phase)
         self.batch = None
-        self.done = 0               # iterations of the batch run so far
+        self.done = 0                   # iterations of the batch flushed so far
+        self.flush_done = 0             # iterations of the current flush run so far
+        self.state = None               # the current flush's RNG state
         self.utility_sum = 0.0
         self.visits = 0
         self.seconds = 0.0
@@ -39,22 +62,29 @@ class _SimWorker:
 class LaggedExecutor:
     """``workers`` simulated workers; batches of ``batch_size`` iterations (None: the config's
     ``train.batch_size``, else sized as the process executor sizes them, from this process's
-    rate)."""
+    rate); a delta every ``flush`` iterations (None: as the process executor flushes for
+    ``workers`` workers), merged ``delay`` iterations later (None: :func:`default_delay`)."""
 
     allocator = None
     discounts_in_kernel = False
     in_background = False
 
-    def __init__(self, game, config, workers, batch_size=None):
+    def __init__(self, game, config, workers, batch_size=None, flush=None, delay=None):
         self.game = game
-        self.config = config
         self.num_workers = int(workers)
+        # As the process executor configures its workers: the resolved worker count.
+        self.config = config_mod.with_overrides(config, train={"num_workers": self.num_workers})
         self.batch_size = batch_size or config.train.batch_size or None
+        self.flush = int(flush or flush_iterations(self.config, self.num_workers))
+        self.delay = default_delay(workers) if delay is None else int(delay)
         self.run = None
         self.workers = []
         self.merger = RowMerger(1)
+        self.scratch = MergeScratch()
+        self.arena = protocol.RecordArena()
+        self.queue = collections.deque()        # (due iteration, worker, record, seconds)
+        self.ran = 0                            # iterations run by all simulated workers
         self._rate = None
-        self._handed_out = 0
 
     def prepare(self, run):
         self.run = run
@@ -62,7 +92,8 @@ class LaggedExecutor:
         runners = [BatchRunner(self.game, self.config, self.num_workers)
                    for _ in range(self.num_workers)]
         runners[0].warm_up()
-        self.workers = [_SimWorker(runner) for runner in runners]
+        self.workers = [_SimWorker(runner, k * CHUNKS // self.num_workers)
+                        for k, runner in enumerate(runners)]
         return time.perf_counter() - start
 
     def start(self, run, stop):
@@ -72,44 +103,77 @@ class LaggedExecutor:
         return sum(w.batch is None for w in self.workers)
 
     def next_batch_size(self):
-        size = self.batch_size or batch_size_for(self._rate, self.run.store)
-        if self._handed_out < self.num_workers:        # stagger the first batches
-            size = max(1, size * (self._handed_out + 1) // self.num_workers)
-        return size
+        return self.batch_size or batch_size_for(self._rate, self.run.store)
 
     def submit(self, batch):
         w = next(w for w in self.workers if w.batch is None)
-        w.batch, w.done, w.utility_sum, w.visits, w.seconds = batch, 0, 0.0, 0, 0.0
-        self._handed_out += 1
+        w.batch, w.done, w.flush_done = batch, 0, 0
 
     def results(self, timeout):
-        """One turn: every busy worker runs its next slice; finished batches are merged."""
+        """One turn: every busy worker runs the next slice of its flush; a finished flush's
+        record is queued, and the queue merged up to the iterations run."""
         out = []
-        for w in self.workers:
+        for index, w in enumerate(self.workers):
             if w.batch is None:
                 continue
-            batch = w.batch
-            n = min(batch.n - w.done, max(1, -(-batch.n // CHUNKS)))
-            read = read_only_view(self.run.store.arrays)
-            start = time.perf_counter()
-            utility_sum, visits = w.runner.run(read, batch.t0 + w.done, n, batch.elapsed)
-            w.seconds += time.perf_counter() - start
-            w.done += n
-            w.utility_sum += utility_sum
-            w.visits += visits
-            if w.done < batch.n:
+            if w.idle:
+                w.idle -= 1
                 continue
-            self._rate = batch.n / max(w.seconds, 1e-9)
-            payload = w.runner.take_delta(read, batch.id, 0, 0, batch.n, w.utility_sum,
-                                          w.visits, w.seconds)
-            w.batch = None
-            msg = merge_payload(self.run, self.merger, payload)
+            out += self._slice(index, w)
+        if all(w.batch is None for w in self.workers):
+            out += self._merge_due(everything=True)      # nothing runs: nothing to wait for
+        return out
+
+    def _slice(self, index, w):
+        batch = w.batch
+        flush_n = min(self.flush, batch.n - w.done)
+        if w.flush_done == 0:
+            w.state = batch_rng_state(self.config.train.seed, batch.t0 + w.done)
+            w.utility_sum, w.visits, w.seconds = 0.0, 0, 0.0
+        n = min(flush_n - w.flush_done, max(1, -(-flush_n // CHUNKS)))
+        read = read_only_view(self.run.store.arrays)
+        start = time.perf_counter()
+        utility_sum, visits = w.runner.run(read, batch.t0 + w.done + w.flush_done, n,
+                                           batch.elapsed, state=w.state)
+        w.seconds += time.perf_counter() - start
+        w.flush_done += n
+        w.utility_sum += utility_sum
+        w.visits += visits
+        self.ran += n
+        if w.flush_done == flush_n:
+            last = w.done + flush_n == batch.n
+            record = w.runner.take_delta(read, batch.id, index, 0, batch.t0 + w.done, flush_n,
+                                         last, w.utility_sum, w.visits, w.seconds)
+            self._rate = flush_n / max(w.seconds, 1e-9)
+            self.queue.append((self.ran + self.delay, index, bytes(record)))
+            w.done += flush_n
+            w.flush_done = 0
+            if last:
+                w.batch = None
+        return self._merge_due()
+
+    def _merge_due(self, everything=False):
+        due = float("inf") if everything else self.ran
+        if not self.queue or self.queue[0][0] > due:
+            return []
+        arena = self.arena
+        arena.clear()
+        while self.queue and self.queue[0][0] <= due:
+            _, index, record = self.queue.popleft()
+            arena.add(record, source=index)
+        codes, _ = merge_pass(self.run, self.merger, arena, self.scratch)
+        bad = [c for c in codes if c != rk.OK]
+        if bad:
+            raise RuntimeError(f"a simulated worker's delta was rejected: {reason(bad[0])}")
+        out = []
+        for r in range(arena.count):
+            msg = protocol.header(arena.table[r])
             out.append(BatchResult(iters=msg["iters"], utility_sum=msg["utility_sum"],
-                                   visits=msg["visits"], seconds=w.seconds))
+                                   visits=msg["visits"], seconds=msg["seconds"]))
         return out
 
     def in_flight(self):
-        return sum(w.batch is not None for w in self.workers)
+        return sum(w.batch is not None for w in self.workers) + len(self.queue)
 
     def scalars(self):
         return {}
@@ -118,7 +182,8 @@ class LaggedExecutor:
         pass
 
     def summary(self, run):
-        return [f"lagged executor: {self.num_workers} simulated workers"]
+        return [f"lagged executor: {self.num_workers} simulated workers, a delta every "
+                f"{self.flush:,} iterations, merged {self.delay:,} iterations later"]
 
     def checkpoint_state(self, run):
         return [batch_rng_state(self.config.train.seed, run.iterations)], {}, {}

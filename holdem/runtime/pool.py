@@ -25,6 +25,9 @@ from holdem.runtime import frames, protocol
 from holdem.runtime.worker import worker_main
 
 
+MAX_FRAMES = 64                 # frames read from one worker in one wait (the others' turn)
+
+
 class WorkerDied(Exception):
     """A worker process ended or stopped answering."""
 
@@ -32,18 +35,20 @@ class WorkerDied(Exception):
 class ProcessPool:
     """Persistent worker processes on this machine."""
 
-    def __init__(self, num_workers, config_dict, start_method=None):
+    def __init__(self, num_workers, config_dict, start_method=None, rings=None):
         self.num_workers = int(num_workers)
         self.config_dict = config_dict
         self.ctx = mp.get_context(start_method) if start_method else mp.get_context()
         self.procs = [None] * self.num_workers
         self.conns = [None] * self.num_workers
         self.receiver = frames.Receiver()
+        self.rings = rings              # holdem.runtime.ring.Rings: worker i writes ring i
 
     def _spawn(self, i):
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)
+        ring = None if self.rings is None else self.rings.descriptor
         proc = self.ctx.Process(target=worker_main, name=f"holdem-worker-{i}",
-                                args=(child_conn, i, self.config_dict, os.getpid()),
+                                args=(child_conn, i, self.config_dict, os.getpid(), ring),
                                 daemon=True)
         proc.start()
         child_conn.close()
@@ -62,9 +67,11 @@ class ProcessPool:
         except (BrokenPipeError, OSError) as exc:
             raise WorkerDied(f"worker {i}: cannot send ({exc})") from None
 
-    def wait(self, timeout):
+    def wait(self, timeout, inbox=None):
         """Block up to ``timeout`` seconds; return [(worker, payload or WorkerDied)]. Payloads
-        are memoryviews of reusable buffers, valid until the next call."""
+        are memoryviews of reusable buffers, valid until the next call; with ``inbox`` (a
+        :class:`holdem.runtime.ring.Inbox`) every frame a worker has sent so far (at most
+        MAX_FRAMES a worker) is read into it, tagged with the worker's index."""
         lookup = {}
         for i, (proc, conn) in enumerate(zip(self.procs, self.conns)):
             lookup[conn] = (i, "conn")
@@ -79,7 +86,16 @@ class ProcessPool:
             conn = self.conns[i]
             try:
                 if kind == "conn" or conn.poll(0):
-                    events.append((i, self.receiver.read(conn.fileno(), slot=len(events))))
+                    if inbox is None:
+                        events.append((i, self.receiver.read(conn.fileno(), slot=len(events))))
+                        continue
+                    for _ in range(MAX_FRAMES):
+                        view = frames.read_into(conn.fileno(),
+                                                lambda n, i=i: inbox.reserve(i, n))
+                        inbox.received(i, view)
+                        events.append((i, view))
+                        if not conn.poll(0):
+                            break
                     continue
             except (EOFError, OSError):
                 pass
@@ -90,8 +106,11 @@ class ProcessPool:
         return events
 
     def restart(self, i):
-        """Kill worker ``i`` if still running and start a fresh one in its place."""
+        """Kill worker ``i`` if still running and start a fresh one in its place (with an
+        empty ring)."""
         self._terminate(i)
+        if self.rings is not None:
+            self.rings.reset(i)
         self._spawn(i)
 
     def _terminate(self, i, timeout=2.0):

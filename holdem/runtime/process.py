@@ -3,16 +3,21 @@
 Each call of :meth:`ProcessExecutor.results`:
 
 1. blocks (``pool.wait`` with a timeout) until a worker answers or dies;
-2. decodes each msgpack delta (:func:`merge_payload`), checks its new infosets against the game
-   and every row offset against the store, adds the rows the store holds on the merge threads
-   (:class:`holdem.store.delta.RowMerger`: shard ranges, one writer per row) and inserts the new
-   ones, growing the shared store if needed (a new generation);
+2. reads every delta record the workers sent since the last call into one arena and merges them
+   all in one pass (:func:`merge_pass`, :mod:`holdem.runtime.merge`): a few kernel calls check
+   their layout, their new infosets against the game and every row offset against the store,
+   add the rows the store holds on the merge threads (shard ranges, one writer per row), and
+   insert the new ones, growing the shared store if needed (a new generation);
 3. re-issues the batches of workers that died or stayed silent for ``worker_timeout`` seconds to
    their replacements (a batch's random stream depends only on the seed and its first iteration,
    so the redo is the same work), and unlinks store generations no worker can still be told about.
 
-Each worker keeps ``PIPELINE`` batches queued, so it never waits for the main process. Workers
-read the live shared store, so they lag the merged truth by the deltas in flight. When the main
+Each worker keeps ``PIPELINE`` batches queued, so it never waits for the main process, and sends
+a delta every :func:`flush_iterations` iterations of a batch (the batch stays the unit of
+scheduling): workers read the live shared store, so they lag the merged truth by the other
+workers' unflushed iterations, about (W - 1) x flush / 2, plus the flush-to-merge delay. A
+worker that dies or sends a malformed delta is replaced, and what was not merged of its batches
+is re-issued. When the main
 process dies, workers see their parent change within a second and exit; the next run removes its
 shared-memory files. ``pool`` is the seam to where workers run (:mod:`holdem.runtime.pool`).
 """
@@ -24,46 +29,57 @@ import numpy as np
 from holdem import config as config_mod
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
-from holdem.runtime.executor import BatchResult
+from holdem.runtime import record_kernels as rk
+from holdem.runtime.executor import Batch, BatchResult
+from holdem.runtime.merge import MergeScratch, merge_arena, merge_one, reason
 from holdem.runtime.pool import ProcessPool, WorkerDied
-from holdem.runtime.replica import StoreLog, apply_delta
+from holdem.runtime.replica import StoreLog
+from holdem.runtime.ring import Inbox, Rings
 from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.solver import kernels
 from holdem.solver.solver import make_params
-from holdem.store.delta import RowMerger, group_of
-from holdem.store.store import RegretStore, read_only
+from holdem.store.delta import RowMerger
+from holdem.store.store import RegretStore, read_only_view
 
 PIPELINE = 2
 TARGET_BATCH_SECONDS = 0.25
 FIRST_BATCH = 256
-# Iterations per batch are also capped at this many per infoset in the store. A delta reaches
-# the other workers about two batches late; when a batch revisits the same infosets thousands of
-# times (Leduc has 288), regret matching overshoots and exploitability suffers (measured on Leduc
-# at 20 M iterations with DCFR: batches of 1,000-3,000 stay within 1.3x of in-process, 10,000
-# give 1.8x, 100,000 give 9x). On No-Limit Hold'em the cap is far above the time-based size.
+# Iterations per batch are also capped at this many per infoset in the store, so that a batch
+# spans many flushes only where the game is large (Leduc has 288 infosets).
 MAX_ITERS_PER_INFOSET = 10
 READY_TIMEOUT = 600.0
+# How far behind the shared store a worker reads: about (W - 1) x flush / 2 iterations of the
+# other workers' updates it cannot see yet. A flush of LAG_ITERATIONS / (W - 1) iterations keeps
+# that the same at every worker count (measured with tools/bench_convergence.py; README,
+# Parallel training).
+LAG_ITERATIONS = 700
+MIN_FLUSH = 32
 
 
-def merge_payload(run, merger, payload):
-    """Decode a worker's delta, check it and merge it into ``run.store`` (``run``: the run
-    loop's state); returns the decoded message. Raises :class:`protocol.ProtocolError` with
-    nothing merged when the payload is malformed."""
-    msg = protocol.decode_delta(payload)
-    keys, num_actions = msg["keys"], msg["num_actions"]
-    if keys.size and not run.game.keys_match(keys, num_actions):
-        raise protocol.ProtocolError("delta holds infosets that are not in the game")
+def flush_iterations(config, num_workers):
+    """Iterations a worker runs between two deltas: ``train.flush_iters``, or with 0
+    LAG_ITERATIONS / (W - 1), at least MIN_FLUSH."""
+    n = config.train.flush_iters
+    return n if n > 0 else max(MIN_FLUSH, LAG_ITERATIONS // max(1, num_workers - 1))
+
+
+def regret_floor_now(run):
+    """The regret floor in current-weight units (like the in-process floor), or None."""
     floor = run.config.solver.regret_floor
-    if floor is not None:       # in current-weight units, like the in-process floor
-        params = make_params(run.config.solver, run.game.num_streets,
-                             elapsed=run.current_elapsed())
-        floor *= float(kernels.iteration_weight(params, np.int64(run.iterations)))
-    try:
-        apply_delta(run.store, merger, msg, floor)
-    except ValueError as exc:
-        raise protocol.ProtocolError(str(exc)) from None
-    msg["regret_floor"] = floor
-    return msg
+    if floor is None:
+        return None
+    params = make_params(run.config.solver, run.game.num_streets, elapsed=run.current_elapsed())
+    return floor * float(kernels.iteration_weight(params, np.int64(run.iterations)))
+
+
+def merge_pass(run, merger, arena, scratch=None):
+    """Merge the records of ``arena`` into ``run.store`` (``run``: the run loop's state), each
+    source's merged records a prefix of what it sent; returns (codes, regret floor): see
+    :func:`holdem.runtime.merge.merge_arena`."""
+    floor = regret_floor_now(run)
+    codes = merge_arena(run.store, merger, arena, floor, game=run.game, scratch=scratch,
+                        by_source=True)
+    return codes, floor
 
 
 def batch_size_for(rate, store):
@@ -82,10 +98,36 @@ def merge_threads(config, num_workers):
     return n if n > 0 else max(1, min(8, num_workers // 4))
 
 
+class Pending:
+    """A batch handed to a worker and the iterations of it merged so far (its flushes arrive in
+    order, so what is merged is always its first ``merged`` iterations)."""
+
+    __slots__ = ("batch", "merged")
+
+    def __init__(self, batch):
+        self.batch = batch
+        self.merged = 0
+
+    def remainder(self):
+        """The part not merged yet, as a batch of its own (same id)."""
+        b = self.batch
+        return Batch(b.id, b.t0 + self.merged, b.n - self.merged, b.elapsed)
+
+    def check(self, t0, iters, last):
+        """None when a flush of ``iters`` from ``t0`` (``last``) is the batch's next one, else
+        what is wrong with it."""
+        b = self.batch
+        if t0 != b.t0 + self.merged or iters < 1 or self.merged + iters > b.n or (
+                last != (self.merged + iters == b.n)):
+            return (f"flush of iterations {t0}..{t0 + iters - 1} (last: {last}) does not "
+                    f"continue batch {b.id} ({b.t0}..{b.t0 + b.n - 1}, {self.merged} merged)")
+        return None
+
+
 class _Worker:
     def __init__(self):
         self.ready = False
-        self.outstanding = {}           # batch id -> Batch
+        self.outstanding = {}           # batch id -> Pending
         self.last_heard = time.monotonic()
         self.generation = -1            # store generation it was last told about
         self.acked = -1                 # store generation its last answer was computed on
@@ -104,6 +146,10 @@ class ProcessExecutor:
         self.config = config
         self.tc = config.train
         self.num_workers = int(num_workers)
+        # Ray workers on other machines read a replica that follows the store a merge pass
+        # late: they keep one delta a batch.
+        self.flush = None if self.tc.backend == "ray" else flush_iterations(config,
+                                                                            self.num_workers)
         removed = shm.clean_stale()
         if removed:
             log(f"removed {len(removed)} shared-memory file(s) left by a killed run")
@@ -111,11 +157,14 @@ class ProcessExecutor:
         self.pool = pool
         self.log = None                 # the store's changes, when the pool keeps replicas
         self.merger = RowMerger(merge_threads(config, self.num_workers))
+        self.rings = None               # the workers' delta rings (process pool only)
+        self.inbox = Inbox()
+        self.scratch = MergeScratch()
         self.run = None
         self.workers = [_Worker() for _ in range(self.num_workers)]
         self.queue = []                 # batches to send, re-issued ones first
-        self.stats = {"merge_seconds": 0.0, "merges": 0, "delta_bytes": 0, "delta_iters": 0,
-                      "visits": 0, "restarts": 0}
+        self.stats = {"merge_seconds": 0.0, "merges": 0, "passes": 0, "delta_bytes": 0,
+                      "delta_iters": 0, "visits": 0, "restarts": 0, "delay_seconds": 0.0}
         self._window = dict(self.stats)
         self._window_start = None
         self._cpu_start = None
@@ -126,19 +175,22 @@ class ProcessExecutor:
         start = time.perf_counter()
         runner = BatchRunner(self.game, self.config)      # compiles into numba's cache
         runner.warm_up()
-        # The merge kernels, compiled for what decoded deltas are: read-only views.
-        keys, num_actions, values = (read_only(np.ones(1, dt))
-                                     for dt in (np.int64, np.int8, np.float32))
+        # The merge kernels, on a record of one iteration into a throw-away store.
+        scratch = RegretStore(16)
+        read = read_only_view(scratch.arrays)
+        runner.run(read, 0, 1, 0.0)
+        record = runner.take_delta(read, 0, 0, 0, 0, 1, True, 0.0, 0, 0.0)
         store = RegretStore(16)
-        store.merge(keys, num_actions, values, values, regret_floor=-1.0)
-        group = group_of(store.arrays, store.used()[2], values)
-        RowMerger().merge(store.arrays, group, group, regret_floor=-1.0)
+        merge_one(store, RowMerger(), record, -1.0, game=self.game)
+        merge_one(store, RowMerger(), record, -1.0, game=self.game)     # rows it holds now
         return time.perf_counter() - start
 
     def start(self, run, stop):
         self.run = run
         where = "Ray actors" if self.tc.backend == "ray" else self.tc.start_method
-        run.info(f"starting {self.num_workers} workers ({where})")
+        flush = "one delta a batch" if self.flush is None else \
+            f"a delta every {self.flush:,} iterations"
+        run.info(f"starting {self.num_workers} workers ({where}), {flush}")
         if self.pool is None:
             self.pool = self._make_pool(run)
         if getattr(self.pool, "replicates_store", False):
@@ -150,8 +202,7 @@ class ProcessExecutor:
                 break               # the loop sees the signal and writes a checkpoint
             if time.monotonic() > deadline:
                 raise RuntimeError(f"workers did not start within {READY_TIMEOUT:.0f} s")
-            for i, item in self.pool.wait(1.0):
-                self.handle(i, item)
+            self.results(1.0)
         self._cpu_start = time.process_time()
         self._window_start = time.perf_counter()
 
@@ -164,7 +215,9 @@ class ProcessExecutor:
 
             return RayPool(self.num_workers, resolved, self.tc.ray_address,
                            store=lambda: (run.store, self.allocator.generation, self.log))
-        return ProcessPool(self.num_workers, resolved, self.tc.start_method)
+        self.rings = Rings(self.num_workers, allocator=self.allocator)
+        self.inbox = Inbox(self.rings)
+        return ProcessPool(self.num_workers, resolved, self.tc.start_method, rings=self.rings)
 
     # -- batches ---------------------------------------------------------------------------
     def _free(self):
@@ -195,8 +248,8 @@ class ProcessExecutor:
             batch = self.queue.pop(0)
             w = self.workers[i]
             payload = protocol.encode_request(batch.id, batch.t0, batch.n, batch.elapsed,
-                                              self._store_message(w))
-            w.outstanding[batch.id] = batch
+                                              self._store_message(w), flush=self.flush)
+            w.outstanding[batch.id] = Pending(batch)
             try:
                 self.pool.submit(i, payload)
             except WorkerDied:
@@ -216,13 +269,26 @@ class ProcessExecutor:
 
     # -- results ---------------------------------------------------------------------------
     def results(self, timeout):
-        out = []
+        """One merge pass over everything the workers sent (see the module docstring)."""
         if self.log is not None:            # sweeps the loop applied since the last call
             self.log.discounts(self.run.dcfr.steps)
-        for i, item in self.pool.wait(timeout):
-            result = self.handle(i, item)
-            if result is not None:
-                out.append(result)
+        inbox = self.inbox
+        inbox.clear()
+        trouble = {}                        # worker -> why it is restarted after this pass
+        now = time.monotonic()
+        for i, item in self.pool.wait(timeout, inbox):
+            self.workers[i].last_heard = now
+            if isinstance(item, WorkerDied):
+                trouble.setdefault(i, str(item))
+        for i, why in inbox.bad_notes.items():
+            trouble.setdefault(i, f"rejected a malformed payload ({why})")
+        self._ready_messages(trouble)
+        arena = inbox.arena()
+        out = self._merge(arena, trouble) if arena.count else []
+        if inbox.rings is not None:
+            inbox.release()                 # before restarts: they empty the workers' rings
+        for i, why in trouble.items():
+            self.restart(i, why)
         self._check_hung()
         self._release_old_generations()
         if self.log is not None:
@@ -230,52 +296,93 @@ class ProcessExecutor:
         self._send()
         return out
 
-    def handle(self, i, item):
-        """One event of worker ``i`` (a payload or :class:`WorkerDied`); the merged batch's
-        result, or None."""
-        w = self.workers[i]
-        w.last_heard = time.monotonic()
-        if isinstance(item, WorkerDied):
-            self.restart(i, str(item))
-            return None
-        try:
-            if not w.ready:
-                protocol.decode_request_or_ready(item)
+    def _ready_messages(self, trouble):
+        """Frames of workers that are not ready yet are their ready messages."""
+        heap = self.inbox.heap
+        for r, i in enumerate(heap.sources):
+            w = self.workers[i]
+            if w.ready or i in trouble:
+                continue
+            heap.drop(r)
+            try:
+                protocol.decode_request_or_ready(heap.record(r).tobytes())
                 w.ready = True
-                return None
-            msg = self._merge(item)
-            if w.outstanding.pop(msg["id"], None) is None:
-                raise protocol.ProtocolError(f"answer to a batch it was not given ({msg['id']})")
-        except protocol.ProtocolError as exc:
-            log(f"worker {i}: rejected a malformed payload ({exc}); restarting it")
-            self.restart(i, "malformed payload")
-            return None
-        w.acked = max(w.acked, msg["generation"])
-        w.busy_seconds += msg["seconds"]
-        if msg["seconds"] > 0:
-            w.rate = msg["iters"] / msg["seconds"]
-        return BatchResult(iters=msg["iters"], utility_sum=msg["utility_sum"],
-                           visits=msg["visits"], seconds=msg["seconds"])
+            except protocol.ProtocolError as exc:
+                trouble[i] = f"rejected a malformed ready message ({exc})"
 
-    def _merge(self, payload):
+    def _sort_frames(self, arena, trouble):
+        """Drop the records of workers being restarted, and flushes that do not continue a
+        batch the worker holds (its later ones too)."""
+        table = arena.index()
+        expect = {}                         # (worker, batch id) -> iterations merged by then
+        for r, i in enumerate(arena.sources):
+            w = self.workers[i]
+            if i in trouble or not w.ready:
+                arena.drop(r)
+                continue
+            row = table[r]
+            if row[rk.T_STATUS] != rk.OK:
+                continue                    # merge_arena rejects it, and the worker's later ones
+            pending = w.outstanding.get(int(row[rk.F_ID]))
+            if pending is None:
+                why = f"an answer to a batch it was not given ({int(row[rk.F_ID])})"
+            else:
+                key = (i, int(row[rk.F_ID]))
+                merged = pending.merged
+                pending.merged = expect.get(key, merged)
+                why = pending.check(int(row[rk.F_T0]), int(row[rk.F_ITERS]),
+                                    bool(row[rk.F_LAST]))
+                pending.merged = merged
+                expect[key] = expect.get(key, merged) + int(row[rk.F_ITERS])
+            if why is not None:
+                trouble[i] = f"rejected a malformed payload ({why})"
+                arena.drop(r)
+
+    def _merge(self, arena, trouble):
+        """Merge the pass's records; the merged flushes' results."""
         start = time.perf_counter()
-        msg = merge_payload(self.run, self.merger, payload)
-        if self.log is not None:
-            self.log.delta(payload, msg["regret_floor"])
-        s = self.stats
+        self._sort_frames(arena, trouble)
+        codes, floor = merge_pass(self.run, self.merger, arena, self.scratch)
+        now_ns = time.monotonic_ns()
+        out = []
+        table, s = arena.table, self.stats
+        for r, i in enumerate(arena.sources):
+            code = codes[r]
+            if code == protocol.SKIPPED:
+                continue
+            if code != rk.OK:
+                trouble.setdefault(i, f"rejected a malformed payload ({reason(code)})")
+                continue
+            msg = protocol.header(table[r])
+            w = self.workers[i]
+            pending = w.outstanding[msg["id"]]
+            pending.merged += msg["iters"]
+            if msg["last"]:
+                del w.outstanding[msg["id"]]
+            if self.log is not None:
+                self.log.delta(arena.record(r), floor)
+            w.acked = max(w.acked, msg["generation"])
+            w.busy_seconds += msg["seconds"]
+            if msg["seconds"] > 0:
+                w.rate = msg["iters"] / msg["seconds"]
+            s["merges"] += 1
+            s["delta_bytes"] += int(arena.lengths[r])
+            s["delta_iters"] += msg["iters"]
+            s["visits"] += msg["visits"]
+            s["delay_seconds"] += max(0, now_ns - msg["sent_ns"]) * 1e-9
+            out.append(BatchResult(iters=msg["iters"], utility_sum=msg["utility_sum"],
+                                   visits=msg["visits"], seconds=msg["seconds"]))
+        s["passes"] += 1
         s["merge_seconds"] += time.perf_counter() - start
-        s["merges"] += 1
-        s["delta_bytes"] += len(payload)
-        s["delta_iters"] += msg["iters"]
-        s["visits"] += msg["visits"]
-        return msg
+        return out
 
     def restart(self, i, why):
-        """Replace worker ``i`` and queue its outstanding batches for re-issue."""
+        """Replace worker ``i`` and queue what it did not deliver of its batches for re-issue."""
         w = self.workers[i]
-        self.queue[:0] = list(w.outstanding.values())
+        redo = [p.remainder() for p in w.outstanding.values()]
+        self.queue[:0] = redo
         log(f"worker {i}: {why}; starting a replacement and re-issuing "
-            f"{len(w.outstanding)} batch(es)")
+            f"{sum(b.n for b in redo):,} iterations of {len(redo)} batch(es)")
         self.stats["restarts"] += 1
         self.workers[i] = _Worker()
         self.pool.restart(i)
@@ -308,6 +415,12 @@ class ProcessExecutor:
             **(pool_scalars(iters) if pool_scalars is not None else {}),
             "train/merge_ms": 1e3 * (s["merge_seconds"] - last["merge_seconds"]) / merges
             if merges else nan,
+            "train/merge_passes": s["passes"] - last["passes"],
+            # From a flush's encoding in its worker to its merge here: in seconds, and in the
+            # iterations the run merged meanwhile (what the lag simulator takes as its delay).
+            "train/flush_to_merge_ms": 1e3 * (s["delay_seconds"] - last["delay_seconds"])
+            / merges if merges else nan,
+            "train/flush_to_merge_iters": self._delay_iterations(),
             "train/delta_bytes_per_iter": (s["delta_bytes"] - last["delta_bytes"]) / iters
             if iters else nan,
             "train/worker_idle_frac": self._idle_fraction(),
@@ -315,6 +428,16 @@ class ProcessExecutor:
             # iterations/s x visits/iteration is the throughput to compare over time.
             "train/visits_per_iter": (s["visits"] - last["visits"]) / iters if iters else nan,
         }
+
+    def _delay_iterations(self):
+        """The mean flush-to-merge delay of the window, in iterations at its merge rate."""
+        s, last = self.stats, self._window
+        merges = s["merges"] - last["merges"]
+        span = time.perf_counter() - (self._window_start or time.perf_counter())
+        if not merges or span <= 0:
+            return float("nan")
+        rate = (s["delta_iters"] - last["delta_iters"]) / span
+        return rate * (s["delay_seconds"] - last["delay_seconds"]) / merges
 
     def _idle_fraction(self):
         span = time.perf_counter() - (self._window_start or time.perf_counter())
@@ -338,9 +461,11 @@ class ProcessExecutor:
         seconds = max(run.train_seconds(), 1e-9)
         ran = s["delta_iters"]
         main_cpu = time.process_time() - (self._cpu_start or time.process_time())
-        return [f"merge: {1e3 * s['merge_seconds'] / s['merges']:.3f} ms/batch "
-                f"({s['merge_seconds'] / seconds:.1%} of a core); "
-                f"{ran / s['merges']:.0f} iterations/batch; "
+        delay = s["delay_seconds"] / s["merges"]
+        return [f"merge: {1e3 * s['merge_seconds'] / s['merges']:.3f} ms/delta "
+                f"({s['merge_seconds'] / seconds:.1%} of a core, {s['merges'] / s['passes']:.1f} "
+                f"deltas/pass); {ran / s['merges']:.0f} iterations/delta; flush to merge "
+                f"{1e3 * delay:.2f} ms ({delay * ran / seconds:,.0f} iterations); "
                 f"delta {s['delta_bytes'] / max(ran, 1):.1f} bytes/iteration; "
                 f"store {format_bytes(run.store.nbytes)}; main process busy "
                 f"{main_cpu / seconds:.1%} of a core; worker restarts {s['restarts']}"
@@ -357,4 +482,6 @@ class ProcessExecutor:
                 self.pool.close()
         finally:
             self.merger.close()
+            if self.rings is not None:
+                self.rings.close()
             self.allocator.close()

@@ -1,21 +1,31 @@
 """Messages between the main process and workers, serialized with msgpack.
 
-Main -> worker (``encode_request``): ``{"op": "batch", "id", "t0", "n", "elapsed", "store":
-{"generation", "descriptor"} or None}`` or ``{"op": "stop"}``. ``t0`` is the global index of the
-batch's first iteration (schedules depend on it); the batch's RNG stream is derived from the run's
-seed and ``t0``, so a re-issued batch is reproducible and no RNG state lives in workers.
+Main -> worker (``encode_request``): ``{"op": "batch", "id", "t0", "n", "flush", "elapsed",
+"store": {"generation", "descriptor"} or None}`` or ``{"op": "stop"}``. ``t0`` is the global
+index of the batch's first iteration (schedules depend on it). The worker runs the batch in
+*flushes* of ``flush`` iterations and sends one delta after each, so the other workers see its
+updates ``flush`` iterations later, however large the batch (the batch stays the unit of
+scheduling). A flush's RNG stream is derived from the run's seed and its first iteration, so a
+re-issued batch (or the part of it not merged yet) is reproducible and no RNG state lives in
+workers.
 
 Worker -> main: first ``{"op": "ready", "worker", "pid"}`` once its kernels are compiled, then
-for every batch (``encode_delta``): the batch's sparse delta -- only the infosets it touched --
-split by :class:`holdem.store.delta.DeltaSplitter` into rows the shared store already holds and
-rows new to it. Its size depends on the batch, not on how long training has run. A delta is a
-msgpack stream of three objects, so that the main process reads its arrays without copying them:
+for every flush a *delta record* (``encode_delta``): the sparse delta of the flush's iterations --
+only the infosets they touched -- split by :class:`holdem.store.delta.DeltaSplitter` into rows the
+shared store already holds (by value offset, in shards) and rows new to it (by key). Its size
+depends on the flush, not on how long training has run.
 
-1. a uint 32: the length of the header;
-2. the header, a map: ``v``, ``id``, ``worker``, ``generation`` (the store generation the batch
-   read), ``iters``, ``utility_sum`` (player 0's sampled values), ``visits``, ``seconds``
-   (traversal time), ``counts`` (the element count of each array below) and ``pad`` (bytes that
-   align the data);
+A record (version 4) is one msgpack array of three items whose header has fixed widths, so that
+the main process finds every field with a kernel and merges the records of a whole pass at once
+(:mod:`holdem.runtime.record_kernels`; any msgpack reader also decodes it):
+
+1. an array 16 of 21 fields, each an int 64 (``0xd3``) or a float 64 (``0xcb``): ``v`` (4),
+   ``id`` (the batch), ``worker``, ``generation`` (the store generation the flush read), ``t0``
+   (the flush's first iteration), ``iters``, ``last`` (1 on a batch's last flush), ``visits``,
+   ``sent_ns`` (``time.monotonic_ns()`` when it was encoded: the flush-to-merge delay),
+   ``utility_sum`` (float: player 0's sampled values), ``seconds`` (float: traversal time), then
+   the element count of each array below;
+2. an empty bin 8 (so that the data starts 200 bytes into the record, 8-byte aligned);
 3. a bin 32 holding the arrays, raw little-endian, each starting 8-byte aligned, in this order:
    ``regret_offsets`` uint32 (value offsets of stored rows with regret updates, shard after
    shard), ``regrets`` float32, ``regret_cuts`` int64[2, SHARDS + 1] (each shard's first row and
@@ -23,30 +33,35 @@ msgpack stream of three objects, so that the main process reads its arrays witho
    ``strategy_cuts``), then the new rows: ``keys`` int64, ``num_actions`` int8, ``new_regrets``
    and ``new_strategy`` float32.
 
-:func:`decode_delta` validates the message and raises :class:`ProtocolError` on a malformed
-payload; the offsets are checked against the store before anything is merged.
-
-Version 3 (uint32 offsets in shards, the arrays in one aligned bin) replaced version 2 (int64
-offsets, one bin per array, which msgpack copies when decoding); both ends of a run always run
-the same code.
+:func:`decode_delta` checks one record and returns its fields and arrays; :class:`RecordArena`
+holds the records of one merge pass and indexes them all in one kernel call. Rows are checked
+against the store before anything is merged. Version 4 (fixed-width header, one record per
+flush) replaced version 3 (a msgpack map header, one delta per batch); both ends of a run always
+run the same code.
 """
+
+import struct
+import time
 
 import msgpack
 import numpy as np
 
+from holdem.runtime import record_kernels as rk
 from holdem.store.delta_kernels import SHARDS
+from holdem.store.store import read_only
 
-VERSION = 3
+VERSION = rk.VERSION
 
 
 class ProtocolError(ValueError):
     """A message that does not follow the protocol."""
 
 
-def encode_request(batch_id, t0, n, elapsed, store=None):
+def encode_request(batch_id, t0, n, elapsed, store=None, flush=None):
+    """A batch of ``n`` iterations from ``t0``, a delta every ``flush`` (None: one at the end)."""
     return msgpack.packb({"v": VERSION, "op": "batch", "id": int(batch_id), "t0": int(t0),
-                          "n": int(n), "elapsed": float(elapsed), "store": store},
-                         use_bin_type=True)
+                          "n": int(n), "flush": int(flush or n), "elapsed": float(elapsed),
+                          "store": store}, use_bin_type=True)
 
 
 def encode_ready(worker, pid):
@@ -78,102 +93,183 @@ def decode_request(payload):
     return msg
 
 
-def encode_delta(batch_id, worker, generation, iters, utility_sum, visits, seconds, split):
-    """A batch's delta: ``split`` is a :class:`holdem.store.delta.SplitDelta`. Returns a
-    bytearray (see the module docstring for the layout)."""
-    arrays = {"regret_offsets": split.regret.offsets, "regrets": split.regret.values,
-              "regret_cuts": split.regret.cuts, "strategy_offsets": split.strategy.offsets,
-              "strategy": split.strategy.values, "strategy_cuts": split.strategy.cuts,
-              "keys": split.keys, "num_actions": split.num_actions,
-              "new_regrets": split.new_regrets, "new_strategy": split.new_strategy}
-    header = {"v": VERSION, "id": int(batch_id), "worker": int(worker),
-              "generation": int(generation), "iters": int(iters),
-              "utility_sum": float(utility_sum), "visits": int(visits), "seconds": float(seconds),
-              "counts": {name: int(np.size(arr)) for name, arr in arrays.items()}, "pad": b""}
-    head = msgpack.packb(header, use_bin_type=True)
-    # Pad the header (its "pad" bin stays under 256 bytes: a 2-byte bin header either way) so
-    # that the arrays start 8-byte aligned in the payload.
-    header["pad"] = bytes(-(len(head) + 2 * _FRAME) % _ALIGN)
-    head = msgpack.packb(header, use_bin_type=True)
-    starts, size = _layout(header["counts"])
-    out = bytearray(2 * _FRAME + len(head) + size)
-    out[:_FRAME] = b"\xce" + len(head).to_bytes(4, "big")
-    out[_FRAME:_FRAME + len(head)] = head
-    base = _FRAME + len(head)
-    out[base:base + _FRAME] = b"\xc6" + size.to_bytes(4, "big")
-    base += _FRAME
-    for name, dtype in _ARRAYS.items():
-        n = header["counts"][name]
-        np.frombuffer(out, dtype, n, base + starts[name])[:] = np.asarray(arrays[name]).ravel()
-    return out
 
 
-_FRAME = 5                       # a msgpack uint 32 or bin 32 header
-_ALIGN = 8
 _ARRAYS = {"regret_offsets": "<u4", "regrets": "<f4", "regret_cuts": "<i8",
            "strategy_offsets": "<u4", "strategy": "<f4", "strategy_cuts": "<i8",
            "keys": "<i8", "num_actions": "<i1", "new_regrets": "<f4", "new_strategy": "<f4"}
-_CUTS = 2 * (SHARDS + 1)
-_DELTA_FIELDS = {"id": int, "worker": int, "generation": int, "iters": int,
-                 "utility_sum": float, "visits": int, "seconds": float, "counts": dict}
+_FIELDS = ("v", "id", "worker", "generation", "t0", "iters", "last", "visits", "sent_ns",
+           "utility_sum", "seconds")
+_HEAD = struct.Struct(">BBH" + "".join("Bd" if f in rk.FLOAT_FIELDS else "Bq"
+                                       for f in range(rk.NUM_FIELDS)) + "BBBI")
+assert _HEAD.size == rk.DATA_AT
+_REASONS = {rk.BAD_LAYOUT: "its layout does not follow the protocol (truncated or corrupt)",
+            rk.BAD_VERSION: "an unknown protocol version",
+            rk.BAD_FIELD: "a negative count or iteration count, or a flag other than 0 or 1",
+            rk.BAD_CUTS: "cuts that do not split its rows and values",
+            rk.BAD_NEW_ROWS: "new rows whose counts disagree or whose values are not finite"}
 
 
-def _layout(counts):
-    """Start of each array in the data (each 8-byte aligned), and the data's size."""
-    starts, pos = {}, 0
-    for name, dtype in _ARRAYS.items():
-        starts[name] = pos
-        pos += -(-counts[name] * np.dtype(dtype).itemsize // _ALIGN) * _ALIGN
-    return starts, pos
+def _aligned(n):
+    return -(-n // rk.ALIGN) * rk.ALIGN
 
 
-def decode_delta(payload, max_bytes=1 << 34):
-    """Parse and check a worker's delta; returns a dict with numpy arrays (read-only views of
-    ``payload``, which must stay alive and unchanged while they are used). The offsets and their
-    values are checked against the store when they are merged
-    (:class:`holdem.store.delta.RowMerger`); everything else is checked here."""
-    view = memoryview(payload).cast("B")
-    if len(view) < 2 * _FRAME or view[0] != 0xce:
-        raise ProtocolError("delta does not start with its header's length")
-    head_len = int.from_bytes(view[1:_FRAME], "big")
-    base = _FRAME + head_len
-    if len(view) < base + _FRAME or view[base] != 0xc6:
-        raise ProtocolError("delta is truncated or has no data after its header")
-    try:
-        msg = msgpack.unpackb(view[_FRAME:base], raw=False, max_bin_len=1 << 16)
-    except Exception as exc:  # msgpack raises several types; it never runs code
-        raise ProtocolError(f"delta header is not valid msgpack: {exc}") from None
-    if not isinstance(msg, dict) or msg.get("v") != VERSION:
-        raise ProtocolError("delta has no or an unknown protocol version")
-    for name, kind in _DELTA_FIELDS.items():
-        value = msg.get(name)
-        if kind is float and isinstance(value, int):
-            value = msg[name] = float(value)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise ProtocolError(f"delta field {name!r} is missing or not {kind.__name__}")
-    counts = msg.pop("counts")
-    if set(counts) != set(_ARRAYS) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= max_bytes
-            for n in counts.values()):
-        raise ProtocolError(f"delta counts must be non-negative integers for {sorted(_ARRAYS)}")
-    starts, size = _layout(counts)
-    data = base + _FRAME
-    if int.from_bytes(view[base + 1:data], "big") != size or len(view) != data + size:
-        raise ProtocolError(f"delta data holds {len(view) - data} bytes, its header "
-                            f"describes {size}")
-    if counts["regret_cuts"] != _CUTS or counts["strategy_cuts"] != _CUTS:
-        raise ProtocolError(f"delta cuts must have {_CUTS} entries")
-    for name, dtype in _ARRAYS.items():
-        msg[name] = np.frombuffer(view, dtype, counts[name], data + starts[name])
-    for name in ("regret_cuts", "strategy_cuts"):
-        msg[name] = msg[name].reshape(2, SHARDS + 1)
-    if (msg["num_actions"].shape != msg["keys"].shape
-            or msg["new_strategy"].shape != msg["new_regrets"].shape):
-        raise ProtocolError("delta arrays have inconsistent lengths (new rows)")
-    if int(msg["num_actions"].sum(dtype=np.int64)) != msg["new_regrets"].shape[0]:
-        raise ProtocolError("delta: sum(num_actions) does not match the new rows' values")
-    if msg["iters"] < 0:
-        raise ProtocolError("delta: negative iteration count")
-    if not (np.isfinite(msg["new_regrets"]).all() and np.isfinite(msg["new_strategy"]).all()):
-        raise ProtocolError("delta: non-finite values")
+def encode_delta(batch_id, worker, generation, t0, iters, last, utility_sum, visits, seconds,
+                 split):
+    """A flush's delta record: ``split`` is a :class:`holdem.store.delta.SplitDelta`. Returns a
+    bytearray (see the module docstring for the layout)."""
+    arrays = (split.regret.offsets, split.regret.values, split.regret.cuts,
+              split.strategy.offsets, split.strategy.values, split.strategy.cuts,
+              split.keys, split.num_actions, split.new_regrets, split.new_strategy)
+    counts = [int(np.size(a)) for a in arrays]
+    sizes = [_aligned(n * int(rk.ITEMSIZE[k])) for k, n in enumerate(counts)]
+    size = sum(sizes)
+    out = bytearray(rk.DATA_AT + size)
+    fields = [VERSION, batch_id, worker, generation, t0, iters, 1 if last else 0, visits,
+              time.monotonic_ns(), utility_sum, seconds] + counts
+    values = [0x93, 0xdc, rk.NUM_FIELDS]
+    for f, value in enumerate(fields):
+        float_field = f in rk.FLOAT_FIELDS
+        values += [rk.FLOAT64 if float_field else rk.INT64,
+                   float(value) if float_field else int(value)]
+    _HEAD.pack_into(out, 0, *values, 0xc4, 0, 0xc6, size)
+    pos = rk.DATA_AT
+    for (name, dtype), arr, n, nbytes in zip(_ARRAYS.items(), arrays, counts, sizes):
+        np.frombuffer(out, dtype, n, pos)[:] = np.asarray(arr).ravel()
+        pos += nbytes
+    return out
+
+
+SKIPPED = 1                      # a record left out of its pass (RecordArena.drop)
+
+
+class RecordArena:
+    """The delta records of one merge pass, one after another in a buffer that is reused (and
+    grows as needed), with typed views for the record kernels.
+
+    :meth:`add` copies a record in (or :meth:`reserve` gives room to read one into), then
+    :meth:`index` parses all of them in one kernel call into :attr:`table`."""
+
+    def __init__(self, capacity=1 << 20, buffer=None):
+        # ``buffer``: records that lie elsewhere (uint8, e.g. the delta rings), named by
+        # :meth:`register` instead of copied in.
+        self._external = buffer is not None
+        self._buffer = buffer if buffer is not None else np.zeros(
+            _aligned(max(capacity, rk.DATA_AT)), np.uint8)
+        self.starts = np.zeros(64, np.int64)
+        self.lengths = np.zeros(64, np.int64)
+        self.count = 0
+        self.used = 0
+        self.table = np.zeros((64, rk.TABLE_COLUMNS), np.int64)
+        self.sources = []               # what each record came from (the caller's tag)
+        self._dropped = []
+        self.indexed = False
+
+    def clear(self):
+        self.count = self.used = 0
+        self.sources = []
+        self._dropped = []
+        self.indexed = False
+
+    def drop(self, r):
+        """Leave record ``r`` out of the pass (e.g. a frame that is not a delta): it indexes as
+        :data:`SKIPPED`."""
+        self._dropped.append(r)
+        if self.indexed:
+            self.table[r, rk.T_STATUS] = SKIPPED
+
+    def _slot(self, start, length, source):
+        if self.count == self.starts.shape[0]:
+            self.starts = np.resize(self.starts, 2 * self.count)
+            self.lengths = np.resize(self.lengths, 2 * self.count)
+        self.starts[self.count] = start
+        self.lengths[self.count] = length
+        self.count += 1
+        self.sources.append(source)
+        self.indexed = False
+
+    def register(self, start, length, source=None):
+        """Name the record at byte ``start`` of the external buffer (8-byte aligned)."""
+        self._slot(start, length, source)
+
+    def reserve(self, length, source=None):
+        """A writable memoryview of ``length`` bytes for the next record."""
+        if self._external:
+            raise ValueError("records of an external buffer are registered, not copied in")
+        self.indexed = False
+        need = self.used + _aligned(length)
+        if need > self._buffer.shape[0]:
+            bigger = np.zeros(_aligned(max(need, self._buffer.shape[0] * 3 // 2)), np.uint8)
+            bigger[:self.used] = self._buffer[:self.used]
+            self._buffer = bigger
+        self._slot(self.used, length, source)
+        view = memoryview(self._buffer)[self.used:self.used + length]
+        self.used = need
+        return view
+
+    def add(self, payload, source=None):
+        payload = memoryview(payload).cast("B")
+        self.reserve(len(payload), source)[:] = payload
+
+    def views(self):
+        """(u8, u32, f32, i64, i8) views of the buffer, as the record kernels take them."""
+        b = self._buffer
+        return b, b.view(np.uint32), b.view(np.float32), b.view(np.int64), b.view(np.int8)
+
+    def index(self):
+        """Parse every record into :attr:`table` (int64[count, TABLE_COLUMNS]); returns it
+        (once per pass: later calls return the same)."""
+        if self.indexed:
+            return self.table[:self.count]
+        if self.table.shape[0] < self.count:
+            self.table = np.zeros((2 * self.count, rk.TABLE_COLUMNS), np.int64)
+        table = self.table[:self.count]
+        u8, u32, _, i64, i8 = self.views()
+        rk.index_records(u8, u32, i64, i8, self.starts[:self.count], self.lengths[:self.count],
+                         table)
+        table[self._dropped, rk.T_STATUS] = SKIPPED
+        self.indexed = True
+        return table
+
+    def record(self, r):
+        """Record ``r``'s bytes (a read-only view, valid until the arena is cleared)."""
+        start = int(self.starts[r])
+        return read_only(self._buffer[start:start + int(self.lengths[r])])
+
+    def arrays(self, r):
+        """Record ``r``'s arrays by name (read-only views; it must have indexed OK)."""
+        row = self.table[r]
+        u8, u32, f32, i64, i8 = self.views()
+        typed = (u32, f32, i64, u32, f32, i64, i64, i8, f32, f32)
+        out = {}
+        for k, name in enumerate(_ARRAYS):
+            start, n = int(row[rk.T_START + k]), int(row[rk.F_COUNTS + k])
+            out[name] = read_only(typed[k][start:start + n])
+        for name in ("regret_cuts", "strategy_cuts"):
+            out[name] = out[name].reshape(2, SHARDS + 1)
+        return out
+
+
+def header(row):
+    """A table row's header fields by name (floats decoded)."""
+    msg = {name: int(row[f]) for f, name in enumerate(_FIELDS)}
+    for f in rk.FLOAT_FIELDS:
+        msg[_FIELDS[f]] = float(np.int64(row[f]).view(np.float64))
+    msg["last"] = bool(msg["last"])
     return msg
+
+
+def status_reason(code):
+    return _REASONS.get(int(code), f"code {int(code)}")
+
+
+def decode_delta(payload):
+    """Check one record; returns its header fields and arrays by name (read-only views of a
+    copy of ``payload``). Raises :class:`ProtocolError` for a malformed record; its rows are
+    checked against the store when merged."""
+    arena = RecordArena(len(payload))
+    arena.add(payload)
+    code = arena.index()[0, rk.T_STATUS]
+    if code != rk.OK:
+        raise ProtocolError(f"delta: {status_reason(code)}")
+    return {**header(arena.table[0]), **arena.arrays(0)}

@@ -261,8 +261,10 @@ class RayPool:
         ref = self.actors[i].run.remote(bytes(payload), applied)
         self.pending[ref] = (i, self.incarnation[i])
 
-    def wait(self, timeout):
-        """Block up to ``timeout`` seconds; return [(worker, payload or WorkerDied)]."""
+    def wait(self, timeout, inbox=None):
+        """Block up to ``timeout`` seconds; return [(worker, payload or WorkerDied)]; with
+        ``inbox`` (a :class:`holdem.runtime.ring.Inbox` without rings) each payload (a ready
+        message or a batch's delta records) is copied into it, tagged with the worker's index."""
         ray = self.ray
         refs = list(self.pending)
         if not refs:                    # nothing can answer: wait out the timeout
@@ -285,9 +287,12 @@ class RayPool:
                                              f"{self.worker_node[i][:8]}): "
                                              f"{_first_line(exc)}")))
                 continue
-            if self.worker_node[i] != self.home:
-                self.stats["remote_delta_bytes"] += len(payload)
-            events.append((i, payload))
+            for p in payload if isinstance(payload, list) else [payload]:
+                if self.worker_node[i] != self.home:
+                    self.stats["remote_delta_bytes"] += len(p)
+                if inbox is not None:
+                    inbox.reserve(i, len(p))[:] = memoryview(p).cast("B")
+                events.append((i, p))
         return events
 
     def restart(self, i):

@@ -23,25 +23,14 @@ import time
 
 import numpy as np
 
-from holdem.runtime import protocol, shm
+from holdem.runtime import shm
+from holdem.runtime.merge import merge_one
 from holdem.solver.solver import DcfrSchedule
-from holdem.store.delta import Group, RowMerger
+from holdem.store.delta import RowMerger
 from holdem.store.kernels import StoreArrays
 from holdem.store.store import RegretStore
 
 DELTA, DISCOUNT, RELEASE = "delta", "discount", "release"
-
-
-def apply_delta(store, merger, msg, regret_floor):
-    """Merge a decoded delta (whose new rows were checked against the game) into ``store``:
-    first the rows the store holds -- every offset checked before any is added, then added on
-    ``merger``'s threads -- then the new rows, which may grow the store. Raises ``ValueError``
-    with nothing written when the offsets are malformed."""
-    merger.merge(store.arrays, Group(msg["regret_offsets"], msg["regrets"], msg["regret_cuts"]),
-                 Group(msg["strategy_offsets"], msg["strategy"], msg["strategy_cuts"]),
-                 regret_floor=regret_floor)
-    store.merge(msg["keys"], msg["num_actions"], msg["new_regrets"], msg["new_strategy"],
-                regret_floor=regret_floor, check_existing=False)
 
 
 class StoreLog:
@@ -67,7 +56,7 @@ class StoreLog:
             self.pending.append((self.seq, kind, value, floor))
 
     def delta(self, payload, regret_floor):
-        """A delta merged into the main store (``regret_floor`` None: no floor)."""
+        """A delta record merged into the main store (``regret_floor`` None: no floor)."""
         self.deltas += 1
         data = None
         if self.keep:
@@ -131,7 +120,7 @@ class Replica:
             if seq != self.seq + 1:
                 raise ValueError(f"store replica at change {self.seq} was sent change {seq}")
             if kind == DELTA:
-                apply_delta(self.store, self.merger, protocol.decode_delta(value), floor)
+                merge_one(self.store, self.merger, value, floor)
                 self.deltas += 1
             elif kind == DISCOUNT:
                 self.dcfr.steps = int(value) - 1

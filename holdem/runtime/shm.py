@@ -22,7 +22,8 @@ import numpy as np
 from holdem.store.kernels import StoreArrays
 
 _ALIGN = 64
-_NAME_RE = re.compile(r"^holdem-(\d+)-[0-9a-f]+-g(\d+)\.store$")
+# A store generation's file (g) or the delta rings' (r: holdem.runtime.ring).
+_NAME_RE = re.compile(r"^holdem-(\d+)-[0-9a-f]+-([gr])(\d+)\.store$")
 
 
 def shm_dir():
@@ -61,27 +62,29 @@ def _views(buf, descriptor, readonly):
         if readonly:
             arr.flags.writeable = False
         arrays.append(arr)
-    return StoreArrays(*arrays)
+    return StoreArrays(*arrays) if len(arrays) == len(StoreArrays._fields) else tuple(arrays)
 
 
 class Segment:
     """One mapped file holding a store's arrays."""
 
-    def __init__(self, descriptor, create=False):
+    def __init__(self, descriptor, create=False, writable=False):
         self.descriptor = descriptor
         self.path = Path(descriptor["path"])
         size = descriptor["size"]
+        writable = writable or create
         flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
-        fd = os.open(self.path, flags if create else os.O_RDONLY, 0o600)
+        fd = os.open(self.path, flags if writable else os.O_RDONLY, 0o600)
         try:
             if create:
                 os.ftruncate(fd, size)       # zero-filled, pages allocated on first touch
+            if writable:
                 self._mmap = mmap.mmap(fd, size)
             else:
                 self._mmap = mmap.mmap(fd, size, prot=mmap.PROT_READ)
         finally:
             os.close(fd)
-        self.arrays = _views(self._mmap, descriptor, readonly=not create)
+        self.arrays = _views(self._mmap, descriptor, readonly=not writable)
 
     def close(self):
         self.arrays = None
@@ -146,14 +149,19 @@ def segment_path(generation, directory, pid, run_id):
     return Path(directory) / f"holdem-{int(pid)}-{run_id}-g{int(generation)}.store"
 
 
+def ring_path(directory, pid, run_id):
+    """The file of the delta rings (:mod:`holdem.runtime.ring`) of the run at this location."""
+    return Path(directory) / f"holdem-{int(pid)}-{run_id}-r0.store"
+
+
 def relocate(descriptor, directory, pid, run_id):
     """``descriptor`` (a segment of the main process's store) moved to the allocator at this
     location: a replica of the store that grows at the same points has the same generations and
     layouts, in files of its own."""
     m = _NAME_RE.match(Path(descriptor["path"]).name)
-    if m is None:
-        raise ValueError(f"not a holdem segment: {descriptor['path']}")
-    return {**descriptor, "path": str(segment_path(int(m.group(2)), directory, pid, run_id))}
+    if m is None or m.group(2) != "g":
+        raise ValueError(f"not a holdem segment of a store generation: {descriptor['path']}")
+    return {**descriptor, "path": str(segment_path(int(m.group(3)), directory, pid, run_id))}
 
 
 def _pid_alive(pid):

@@ -2,9 +2,10 @@
 
 A worker is started once per run. It builds the game, maps the main process's store read-only,
 compiles (or loads) the kernels, then loops: block on its pipe for a request (a 1-second timeout
-lets it notice a dead parent), run the batch's iterations reading the shared store and writing a
-private delta buffer, send the delta, clear the buffer. Its per-batch cost is independent of how
-long training has run: the buffer only ever holds what the batch touched.
+lets it notice a dead parent), run the batch's iterations in flushes (reading the shared store
+and writing a private delta buffer), and after each flush send its delta and clear the buffer.
+Its per-flush cost is independent of how long training has run: the buffer only ever holds what
+the flush touched.
 """
 
 import os
@@ -16,6 +17,7 @@ import numpy as np
 from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.runtime import frames, protocol
+from holdem.runtime.ring import RingWriter
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel
 from holdem.store.delta import DeltaSplitter
@@ -25,13 +27,12 @@ _PARENT_CHECK_SECONDS = 1.0
 
 
 def own_delta_weight(config, num_workers):
-    """How much a worker's own unmerged updates count in its regret matching: with W workers
-    the updates it cannot see yet -- the other workers' unfinished batches -- are in expectation
-    W - 1 times its own, so it counts its own W times (``train.own_delta_weight`` 0), an
-    estimate of the regrets a serial run would have now. Measured with the lagged executor on
-    Leduc at 3 M iterations: 15 workers 6.35x -> 1.53x the in-process exploitability, 8 workers
-    3.95x -> 1.42x, 2 workers 1.28x -> 1.09x (``tools/bench_convergence.py``; README,
-    Performance)."""
+    """How much a worker's own unflushed updates count in its regret matching:
+    ``train.own_delta_weight`` (default 1: the plain delta, as a serial run counts them; 0: W,
+    the number of workers). Counting them W times stood in for the other workers' unmerged
+    updates when a delta went out once per 0.25-s batch; with a delta every few hundred
+    iterations (``train.flush_iters``) it only multiplies one worker's sampling noise by W
+    (README, Parallel training)."""
     weight = config.train.own_delta_weight
     return float(num_workers) if weight == 0 else float(weight)
 
@@ -60,14 +61,16 @@ class BatchRunner:
         scratch = RegretStore(row_capacity=16)            # an empty read-only store
         read = read_only_view(scratch.arrays)
         self.run(read, 0, 1, 0.0)
-        self.take_delta(read, 0, 0, 0, 1, 0.0, 0, 0.0)
+        self.take_delta(read, 0, 0, 0, 0, 1, True, 0.0, 0, 0.0)
 
-    def run(self, read_arrays, t0, n, elapsed):
-        """Run ``n`` iterations from global iteration ``t0``; returns (utility_sum, visits)."""
+    def run(self, read_arrays, t0, n, elapsed, state=None):
+        """Run ``n`` iterations from global iteration ``t0``; returns (utility_sum, visits).
+        ``state``: the RNG state to continue (advanced in place); None: the stream of ``t0``."""
         game = self.game
         params = make_params(self.config.solver, game.num_streets, is_delta=True,
                              elapsed=elapsed, own_weight=self.own_weight)
-        state = batch_rng_state(self.config.train.seed, t0)
+        if state is None:
+            state = batch_rng_state(self.config.train.seed, t0)
         if self.utility.shape[0] < n:
             self.utility = np.zeros(n, dtype=np.float64)
         self.workspace.visits[0] = 0
@@ -81,13 +84,14 @@ class BatchRunner:
             done += ran
         return float(self.utility[:n].sum()), int(self.workspace.visits[0])
 
-    def take_delta(self, read_arrays, batch_id, worker, generation, n, utility_sum, visits,
-                   seconds):
-        """The msgpack delta of the batch just run (split against the shared store it read),
-        leaving the delta buffer empty for the next batch."""
+    def take_delta(self, read_arrays, batch_id, worker, generation, t0, n, last, utility_sum,
+                   visits, seconds):
+        """The delta record of the ``n`` iterations from ``t0`` just run (split against the
+        shared store it read; ``last``: the batch's last flush), leaving the delta buffer empty
+        for the next flush."""
         split = self.splitter.split(read_arrays, self.delta.arrays)
-        payload = protocol.encode_delta(batch_id, worker, generation, n, utility_sum, visits,
-                                        seconds, split)
+        payload = protocol.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
+                                        visits, seconds, split)
         self.delta.clear()
         return payload
 
@@ -114,8 +118,10 @@ class BatchServer:
         self.generation = -1
         self._wanted = None             # a newer generation's message, not mapped yet
 
-    def serve(self, request):
-        """Run one request (bytes); returns the delta, or None for a stop request."""
+    def serve(self, request, emit=None):
+        """Run one request (bytes): its batch in flushes of ``flush`` iterations, each flush's
+        delta record passed to ``emit`` as soon as it is made (None: collected and returned as
+        a list). Returns None for a stop request."""
         msg = protocol.decode_request(request)
         if msg["op"] == "stop":
             return None
@@ -124,12 +130,20 @@ class BatchServer:
             self._wanted = store
         if self._wanted is not None:
             self._map()
-        start = time.perf_counter()
-        utility_sum, visits = self.runner.run(self.segment.arrays, msg["t0"], msg["n"],
-                                              msg["elapsed"])
-        seconds = time.perf_counter() - start
-        return self.runner.take_delta(self.segment.arrays, msg["id"], self.worker_index,
-                                      self.generation, msg["n"], utility_sum, visits, seconds)
+        records = []
+        emit = emit or records.append
+        n, flush, done = msg["n"], max(1, msg["flush"]), 0
+        while done < n:
+            k = min(flush, n - done)
+            start = time.perf_counter()
+            utility_sum, visits = self.runner.run(self.segment.arrays, msg["t0"] + done, k,
+                                                  msg["elapsed"])
+            seconds = time.perf_counter() - start
+            emit(self.runner.take_delta(self.segment.arrays, msg["id"], self.worker_index,
+                                        self.generation, msg["t0"] + done, k, done + k == n,
+                                        utility_sum, visits, seconds))
+            done += k
+        return records
 
     def _map(self):
         store = self._wanted
@@ -153,13 +167,19 @@ class BatchServer:
             self.segment = None
 
 
-def worker_main(conn, worker_index, config_dict, parent_pid):
-    """Entry point of a worker process (must be importable for the spawn start method)."""
+def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
+    """Entry point of a worker process (must be importable for the spawn start method);
+    ``ring``: the delta rings' segment (its records go to ring ``worker_index``), or None."""
     # Ctrl-C in a terminal reaches the whole process group: the main process decides what
     # happens (final checkpoint, then a stop message), so workers ignore it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     config = config_mod.from_dict(config_dict, source="worker config")
     server = BatchServer(config, worker_index)     # num_workers resolved by the executor
+    writer = RingWriter(ring, worker_index) if ring is not None else None
+
+    def emit(record):
+        note = writer.put(record) if writer is not None else None
+        frames.send(conn.fileno(), record if note is None else note)
     try:
         frames.send(conn.fileno(), protocol.encode_ready(worker_index, os.getpid()))
     except (BrokenPipeError, OSError):
@@ -174,14 +194,14 @@ def worker_main(conn, worker_index, config_dict, parent_pid):
                 request = conn.recv_bytes()
             except (EOFError, OSError):
                 return
-            payload = server.serve(request)
-            if payload is None:
-                return
             try:
-                frames.send(conn.fileno(), payload)
+                if server.serve(request, emit) is None:
+                    return
             except (BrokenPipeError, OSError):
                 return
     except KeyboardInterrupt:
         return              # Ctrl-C reaches the whole process group; the main process decides
     finally:
         server.close()
+        if writer is not None:
+            writer.close()

@@ -112,16 +112,16 @@ class RowMerger:
         self._pool = (ThreadPoolExecutor(self.threads - 1, thread_name_prefix="holdem-merge")
                       if self.threads > 1 else None)
         cuts = [dk.SHARDS * k // self.threads for k in range(self.threads + 1)]
-        self._ranges = list(zip(cuts, cuts[1:]))       # thread k's shards
+        self.ranges = list(zip(cuts, cuts[1:]))        # thread k's shards
         self._num_actions = [np.empty(16, np.int8), np.empty(16, np.int8)]
 
-    def _map(self, fn):
-        """``fn(first, last)`` for each thread's shard range: the first in this thread, the
-        others on the pool (one thread fewer to wake up)."""
+    def map(self, fn):
+        """``fn(first, last)`` for each thread's shard range (one writer per row across
+        them): the first in this thread, the others on the pool (one thread fewer to wake)."""
         if self._pool is None:
-            return [fn(*r) for r in self._ranges]
-        others = [self._pool.submit(fn, *r) for r in self._ranges[1:]]
-        return [fn(*self._ranges[0])] + [f.result() for f in others]
+            return [fn(*r) for r in self.ranges]
+        others = [self._pool.submit(fn, *r) for r in self.ranges[1:]]
+        return [fn(*self.ranges[0])] + [f.result() for f in others]
 
     def merge(self, arrays, regret, strategy, regret_floor=None):
         """Check both :class:`Group`s against the store ``arrays`` and, when every row is a
@@ -135,17 +135,17 @@ class RowMerger:
             if self._num_actions[k].shape[0] < g.offsets.shape[0]:
                 self._num_actions[k] = np.empty(2 * g.offsets.shape[0], np.int8)
             num_actions.append(self._num_actions[k])
-        checks = self._map(lambda lo, hi: [
+        checks = self.map(lambda lo, hi: [
             dk.check_shards(arrays, g.offsets, g.values.view(np.uint32), g.cuts, lo, hi, na)
             for g, na in zip(groups, num_actions)])
-        for (lo, hi), codes in zip(self._ranges, checks):
+        for (lo, hi), codes in zip(self.ranges, checks):
             for what, code in zip(("regret", "strategy"), codes):
                 if code != 0:
                     raise ValueError(f"malformed delta: {what} shards {lo}..{hi - 1}: "
                                      f"{_REASONS[code]}")
         floor = -np.inf if regret_floor is None else float(regret_floor)
         targets = ((arrays.regrets, floor), (arrays.strategy_sum, -np.inf))
-        self._map(lambda lo, hi: [dk.add_shards(target, g.offsets, na, g.values, g.cuts, lo,
+        self.map(lambda lo, hi: [dk.add_shards(target, g.offsets, na, g.values, g.cuts, lo,
                                                 hi, clamp)
                                   for g, na, (target, clamp) in zip(groups, num_actions,
                                                                     targets)])

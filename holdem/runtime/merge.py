@@ -1,0 +1,116 @@
+"""The main process's merge pass: every delta record that arrived since the last pass, at once.
+
+One pass (:func:`merge_arena`) costs a few kernel calls however many records it holds, so
+workers can send a delta every few hundred iterations (what keeps parallel iterations worth
+serial ones) without the main process paying Python work per delta:
+
+1. index every record (:func:`holdem.runtime.record_kernels.index_records`): layout, counts,
+   cuts, finite new values;
+2. check the new rows of the records that hold any against the game (by key, in Python: after
+   the first minutes of a run few records hold new rows);
+3. check every stored row of every record against the store, each merge thread over its shard
+   range of every record (:func:`~holdem.runtime.record_kernels.check_records`);
+4. add the records that passed every check (:func:`~holdem.runtime.record_kernels.add_records`,
+   one writer per row), then insert their new rows by key (which may grow the store).
+
+A record that fails a check is not merged at all; the caller learns which from the returned
+codes. The regret floor is the one in force for the pass.
+"""
+
+import numpy as np
+
+from holdem.runtime import record_kernels as rk
+from holdem.runtime.protocol import ProtocolError, status_reason
+
+BAD_KEYS = -21                   # new rows that are not infosets of the game
+AFTER_FAILURE = -22              # a later record of a source whose record failed
+_CHECK_REASONS = {-1: "an offset outside the store's entries",
+                  -2: "an offset that is not the start of a row",
+                  -3: "a row in the wrong shard",
+                  -4: "rows that own another number of values than the shard carries",
+                  -5: "a NaN or infinite value",
+                  BAD_KEYS: "infosets that are not in the game",
+                  AFTER_FAILURE: "sent after a record that was rejected"}
+
+
+def reason(code):
+    """Why a record with this (non-zero) code was rejected."""
+    return _CHECK_REASONS.get(int(code)) or status_reason(code)
+
+
+class MergeScratch:
+    """Per-pass scratch that grows as needed (a merge pass allocates only when passes grow)."""
+
+    def __init__(self):
+        self.num_actions = np.zeros(1 << 16, np.int8)
+        self.status = np.zeros((1, 64), np.int64)
+
+    def arrays(self, rows, threads, records):
+        if self.num_actions.shape[0] < rows:
+            self.num_actions = np.zeros(2 * rows, np.int8)
+        if self.status.shape[0] < threads or self.status.shape[1] < records:
+            self.status = np.zeros((threads, 2 * records), np.int64)
+        return self.num_actions, self.status[:threads, :records]
+
+
+def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_source=False):
+    """Merge every record of ``arena`` (a :class:`holdem.runtime.protocol.RecordArena`) into
+    ``store`` with ``merger`` (a :class:`holdem.store.delta.RowMerger`); ``game``: check new rows
+    against it (None: the caller already did). With ``by_source``, a record that fails also
+    keeps the later records of the same source (``arena.sources``) out, so what is merged of
+    each source is a prefix of what it sent. Returns int64[records]: 0 for a merged record,
+    :data:`~holdem.runtime.protocol.SKIPPED`, or why it was not merged (:func:`reason`)."""
+    if arena.count == 0:
+        return np.zeros(0, np.int64)
+    table = arena.index()
+    codes = table[:, rk.T_STATUS].copy()
+    with_new = np.flatnonzero((codes == rk.OK) & (table[:, rk.F_COUNTS + rk.A_KEYS] > 0))
+    if game is not None:
+        for r in with_new:
+            a = arena.arrays(r)
+            if not game.keys_match(a["keys"], a["num_actions"]):
+                codes[r] = BAD_KEYS
+    scratch = scratch or MergeScratch()
+    rows = int(table[:, rk.F_COUNTS + rk.A_REGRET_OFFSETS].sum()
+               + table[:, rk.F_COUNTS + rk.A_STRATEGY_OFFSETS].sum())
+    num_actions, status = scratch.arrays(rows, merger.threads, arena.count)
+    _, u32, f32, i64, _ = arena.views()
+    checked = table.copy()
+    checked[codes != rk.OK, rk.T_STATUS] = rk.BAD_LAYOUT       # skipped by check_records
+    arrays = store.arrays
+    k_of = {r: k for k, r in enumerate(merger.ranges)}
+    merger.map(lambda lo, hi: rk.check_records(arrays, u32, i64, checked, lo, hi, num_actions,
+                                               status[k_of[(lo, hi)]]))
+    for k in range(status.shape[0]):
+        failed = (codes == rk.OK) & (status[k] != 0)
+        codes[failed] = status[k][failed]
+    if by_source and (codes < 0).any():
+        failed_sources = set()
+        for r in range(arena.count):
+            source = arena.sources[r]
+            if source in failed_sources and codes[r] == rk.OK:
+                codes[r] = AFTER_FAILURE
+            elif codes[r] < 0:
+                failed_sources.add(source)
+    merge = codes == rk.OK
+    floor = -np.inf if regret_floor is None else float(regret_floor)
+    merger.map(lambda lo, hi: rk.add_records(arrays.regrets, arrays.strategy_sum, u32, f32,
+                                             i64, checked, merge, lo, hi, num_actions, floor))
+    for r in with_new:
+        if merge[r]:
+            a = arena.arrays(r)
+            store.merge(a["keys"], a["num_actions"], a["new_regrets"], a["new_strategy"],
+                        regret_floor=regret_floor, check_existing=False)
+    return codes
+
+
+def merge_one(store, merger, payload, regret_floor, game=None):
+    """Merge one record (bytes-like); raises :class:`ProtocolError` with nothing merged when it
+    is malformed. For tests, tools and store replicas."""
+    from holdem.runtime.protocol import RecordArena
+
+    arena = RecordArena(len(payload))
+    arena.add(payload)
+    code = merge_arena(store, merger, arena, regret_floor, game)[0]
+    if code != rk.OK:
+        raise ProtocolError(f"delta rejected: {reason(code)}")

@@ -1,0 +1,200 @@
+"""Delta rings: workers write their delta records into shared memory; the pipe carries a note.
+
+A flush's record is 100-250 kB on No-Limit Hold'em, and workers send one every few milliseconds.
+Through a socket the main process would copy every byte out of the kernel before merging it
+(about 0.5 ms per MB on the 2-core machine). Instead each worker process owns a ring in one
+shared-memory file (``holdem-<pid>-<run>-r0.store``, made by the main process, removed with the
+run's other segments): the worker copies its record into its ring and sends a 19-byte *note*
+(:func:`encode_note`: where the record starts, how long it is, and the worker's write position
+after it) as a frame on its pipe. The
+main process reads the notes, merges the records where they lie (the record kernels index them
+in the ring) and then moves the ring's read position past them.
+
+One writer per ring (its worker) and one reader (the main process): the worker keeps its write
+position to itself; the main process publishes its read position in the ring's control word. A
+record never wraps: one that does not fit before the ring's end starts at the next lap. A
+record that does not fit at all -- the ring is full because the main process is behind, or the
+record is larger than a quarter of the ring -- goes through the pipe as a frame, as Ray workers'
+do, and the pipe's own back-pressure then paces the worker: nobody polls.
+"""
+
+import struct
+
+import numpy as np
+
+from holdem.runtime import shm
+
+CONTROL = 64                     # bytes before each ring's data: the read position (int64)
+DEFAULT_BYTES = 8 << 20          # each worker's ring
+_NOTE = struct.Struct(">BBqBqBq")  # msgpack: fixarray 3 of int 64s: start, length, end
+NOTE_SIZE = _NOTE.size
+
+
+def encode_note(start, length, end):
+    """The frame announcing a record at ring position ``start`` (bytes into the ring's data,
+    8-byte aligned) of ``length`` bytes, after which the worker's write position (monotonic,
+    laps included) is ``end``: a msgpack array of three int 64s (a record is never this
+    short)."""
+    return _NOTE.pack(0x93, 0xd3, int(start), 0xd3, int(length), 0xd3, int(end))
+
+
+def decode_note(frame):
+    """(start, length, end) of a note, or None when ``frame`` is not a note."""
+    if len(frame) != NOTE_SIZE:
+        return None
+    mark, m1, start, m2, length, m3, end = _NOTE.unpack(frame)
+    if (mark, m1, m2, m3) != (0x93, 0xd3, 0xd3, 0xd3):
+        return None
+    return start, length, end
+
+
+def _specs(num_rings, ring_bytes):
+    return [(f"ring{k}", np.uint8, CONTROL + ring_bytes) for k in range(num_rings)]
+
+
+class Rings:
+    """The main process's side: ``num_rings`` rings of ``ring_bytes`` in one segment."""
+
+    def __init__(self, num_rings, ring_bytes=DEFAULT_BYTES, allocator=None):
+        self.ring_bytes = int(ring_bytes)
+        location = (allocator or shm.SharedAllocator()).location
+        path = shm.ring_path(**location)
+        self.segment = shm.Segment(shm.layout_descriptor(path, _specs(num_rings,
+                                                                      self.ring_bytes)),
+                                   create=True)
+        self.descriptor = self.segment.descriptor
+        # The whole segment as one buffer (the record kernels index records in it), and each
+        # ring's data offset in it.
+        self.buffer = np.frombuffer(self.segment._mmap, np.uint8)
+        self.data_at = [int(off) + CONTROL for _, _, _, off in self.descriptor["arrays"]]
+        self._read = [self.buffer[off - CONTROL:off].view(np.int64) for off in self.data_at]
+
+    def location(self, ring, start, length):
+        """Where a record of ``ring`` at ``start`` lies in :attr:`buffer`, checked: None when
+        the note points outside the ring."""
+        if start < 0 or length <= 0 or start % 8 or start + length > self.ring_bytes:
+            return None
+        return self.data_at[ring] + start
+
+    def consumed(self, ring, position):
+        """The main process is done with ``ring``'s records up to ``position`` (monotonic: the
+        worker's write position after them)."""
+        self._read[ring][0] = position
+
+    def reset(self, ring):
+        """Before a ring's worker is replaced: empty."""
+        self._read[ring][0] = 0
+
+    def close(self):
+        self._read = []
+        self.buffer = None
+        self.segment.unlink()
+        self.segment.close()
+
+
+class RingWriter:
+    """A worker's side of its ring (``descriptor``: the rings' segment; ``ring``: its index)."""
+
+    def __init__(self, descriptor, ring):
+        self.segment = shm.Segment(descriptor, writable=True)
+        whole = self.segment.arrays[ring]
+        self._read = whole[:CONTROL].view(np.int64)
+        self.data = whole[CONTROL:]
+        self.size = self.data.shape[0]
+        self.position = 0                  # monotonic: bytes written, laps included
+
+    def put(self, record):
+        """Copy ``record`` into the ring; returns its note, or None when it does not fit now
+        (the caller sends the record itself)."""
+        n = len(record)
+        padded = -(-n // 8) * 8
+        if padded > self.size // 4:
+            return None
+        at = self.position % self.size
+        skip = self.size - at if at + padded > self.size else 0
+        if self.position + skip + padded - int(self._read[0]) > self.size:
+            return None
+        start = (at + skip) % self.size
+        self.data[start:start + n] = np.frombuffer(record, np.uint8)
+        self.position += skip + padded
+        return encode_note(start, n, self.position)
+
+    def close(self):
+        self._read = self.data = None
+        self.segment.close()
+
+
+class Inbox:
+    """What the workers sent in one wait, in the order read: records copied into :attr:`heap`
+    (frames: ready messages, records that did not fit a ring) and records named in the rings
+    (notes). ``rings``: the :class:`Rings`, or None (every record comes as a frame)."""
+
+    def __init__(self, rings=None):
+        from holdem.runtime.protocol import RecordArena
+
+        self.rings = rings
+        self.heap = RecordArena()
+        self.ringed = RecordArena(buffer=rings.buffer) if rings is not None else None
+        self.order = []                     # ("heap" or "ring", index) as read
+        self.ends = {}                      # ring -> the worker's position after its last note
+        self.bad_notes = {}                 # worker -> what was wrong with a note it sent
+        self._note = bytearray(NOTE_SIZE)
+        self._combined = None
+
+    def clear(self):
+        self.heap.clear()
+        if self.ringed is not None:
+            self.ringed.clear()
+        self.order, self.ends, self.bad_notes = [], {}, {}
+
+    def reserve(self, source, n):
+        """Room for a frame of ``n`` bytes from worker ``source``."""
+        if n == NOTE_SIZE and self.rings is not None:
+            return memoryview(self._note)
+        self.order.append(("heap", self.heap.count))
+        return self.heap.reserve(n, source)
+
+    def received(self, source, view):
+        """The frame just read into ``view`` (from :meth:`reserve`)."""
+        if view.obj is not self._note:
+            return
+        note = decode_note(bytes(view))
+        if note is None:                    # another frame of a note's size: a ready message
+            self.order.append(("heap", self.heap.count))
+            self.heap.add(view, source)
+            return
+        where = self.rings.location(source, note[0], note[1])
+        if where is None:
+            self.bad_notes[source] = f"a note that names no record of its ring ({note})"
+            return
+        self.order.append(("ring", self.ringed.count))
+        self.ringed.register(where, note[1], source)
+        self.ends[source] = note[2]
+
+    def arena(self):
+        """The records to merge, as one arena: the rings' when every live frame was a note,
+        else (rare: a ring was full) a copy of everything in the order read."""
+        live = self.heap.count - len(self.heap._dropped)
+        if self.ringed is None:
+            return self.heap
+        if live == 0:
+            return self.ringed
+        from holdem.runtime.protocol import RecordArena
+
+        if self._combined is None:
+            self._combined = RecordArena()
+        combined = self._combined
+        combined.clear()
+        dropped = set(self.heap._dropped)
+        for kind, r in self.order:
+            source = (self.heap if kind == "heap" else self.ringed).sources[r]
+            if kind == "heap" and r in dropped:
+                continue
+            record = self.heap.record(r) if kind == "heap" else self.ringed.record(r)
+            combined.add(record, source)
+        return combined
+
+    def release(self):
+        """The records read from the rings are merged (or rejected): free their room."""
+        for ring, end in self.ends.items():
+            self.rings.consumed(ring, end)

@@ -1,0 +1,181 @@
+"""Delta rings and merge passes: records written into shared memory by a worker, merged where
+they lie, many at once; malformed records rejected with nothing of them merged."""
+
+import numpy as np
+import pytest
+
+from holdem import config as config_mod
+from holdem.games import make_game
+from holdem.runtime import protocol, ring, shm
+from holdem.runtime import record_kernels as rk
+from holdem.runtime.executor import Batch
+from holdem.runtime.merge import AFTER_FAILURE, BAD_KEYS, merge_arena
+from holdem.runtime.process import Pending, flush_iterations
+from holdem.runtime.worker import BatchRunner
+from holdem.store.delta import RowMerger
+from holdem.store.store import RegretStore, read_only_view
+
+
+@pytest.fixture
+def rings(tmp_path):
+    r = ring.Rings(2, ring_bytes=4096, allocator=shm.SharedAllocator(tmp_path))
+    yield r
+    r.close()
+    assert not list(tmp_path.iterdir())            # its file is gone
+
+
+def _record(n):
+    return bytes(range(256)) * (n // 256) + bytes(n % 256)
+
+
+def test_ring_round_trip_wrap_and_full(rings):
+    writer = ring.RingWriter(rings.descriptor, 1)
+    try:
+        notes = [writer.put(_record(1000)) for _ in range(5)]
+        assert notes[4] is None                    # 4 x 1,000 bytes: no room for a fifth
+        starts = []
+        for note, record in zip(notes[:4], [_record(1000)] * 4):
+            start, length, end = ring.decode_note(note)
+            at = rings.location(1, start, length)
+            assert bytes(rings.buffer[at:at + length]) == record
+            starts.append(start)
+        assert starts == [0, 1000, 2000, 3000]
+        rings.consumed(1, ring.decode_note(notes[1])[2])     # the first two are merged
+        note = writer.put(_record(1000))           # 4,000 + 1,000 > 4,096: the next lap
+        start, length, end = ring.decode_note(note)
+        assert start == 0 and end == 4096 + 1000
+        at = rings.location(1, start, length)
+        assert bytes(rings.buffer[at:at + length]) == _record(1000)
+        assert writer.put(_record(2000)) is None   # more than a quarter of the ring: a frame
+        rings.reset(1)                             # a replacement worker starts empty
+        fresh = ring.RingWriter(rings.descriptor, 1)
+        assert ring.decode_note(fresh.put(_record(8)))[0] == 0
+        fresh.close()
+    finally:
+        writer.close()
+
+
+def test_notes_are_checked(rings):
+    assert ring.decode_note(ring.encode_note(8, 16, 24)) == (8, 16, 24)
+    assert ring.decode_note(protocol.encode_ready(0, 1)[:ring.NOTE_SIZE]) is None
+    assert rings.location(0, 4, 16) is None        # not 8-byte aligned
+    assert rings.location(0, 4000, 200) is None    # past the ring's end
+    assert rings.location(0, 0, 0) is None
+    inbox = ring.Inbox(rings)
+    inbox.received(0, _note_view(inbox, 4000, 200))
+    assert 0 in inbox.bad_notes and inbox.ringed.count == 0
+
+
+def _note_view(inbox, start, length):
+    view = inbox.reserve(0, ring.NOTE_SIZE)
+    view[:] = ring.encode_note(start, length, start + length)
+    return view
+
+
+@pytest.fixture(scope="module")
+def leduc():
+    config = config_mod.default_for_game("leduc")
+    return config, make_game(config)
+
+
+def _records(config, game, store, flushes, n=200):
+    runner = BatchRunner(game, config)
+    read = read_only_view(store.arrays)
+    out = []
+    for k in range(flushes):
+        utility, visits = runner.run(read, k * n, n, 0.0)
+        out.append(bytes(runner.take_delta(read, 3, 0, 0, k * n, n, k == flushes - 1, utility,
+                                           visits, 0.01)))
+    return out
+
+
+def test_a_pass_merges_many_records_like_one_at_a_time(leduc):
+    config, game = leduc
+    base = RegretStore(row_capacity=16)
+    base.merge(*_new_rows(_records(config, game, base, 1, 2000)[0]))
+    records = _records(config, game, base, 5)
+    one, many = (RegretStore.copy_of(base.arrays) for _ in range(2))
+    merger = RowMerger(2)
+    try:
+        for record in records:
+            arena = protocol.RecordArena()
+            arena.add(record, 0)
+            assert merge_arena(one, merger, arena, -5.0, game=game).tolist() == [0]
+        arena = protocol.RecordArena(capacity=64)
+        for record in records:
+            arena.add(record, 0)
+        assert merge_arena(many, merger, arena, -5.0, game=game).tolist() == [0] * 5
+    finally:
+        merger.close()
+    for a, b in zip(one.arrays, many.arrays):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(one.arrays.regrets, base.arrays.regrets)
+
+
+def _new_rows(record):
+    msg = protocol.decode_delta(record)
+    return msg["keys"], msg["num_actions"], msg["new_regrets"], msg["new_strategy"]
+
+
+def test_a_failed_record_keeps_its_sources_later_records_out(leduc):
+    config, game = leduc
+    base = RegretStore(row_capacity=16)
+    base.merge(*_new_rows(_records(config, game, base, 1, 2000)[0]))
+    good = _records(config, game, base, 3)
+    bad = bytearray(good[1])
+    msg = protocol.decode_delta(good[1])
+    assert msg["regret_offsets"].size
+    pos = rk.DATA_AT                               # the first regret offset: not a row start
+    bad[pos:pos + 4] = (int(msg["regret_offsets"][0]) + 1).to_bytes(4, "little")
+    unknown = _with_unknown_key(good[2], game)
+    store = RegretStore.copy_of(base.arrays)
+    arena = protocol.RecordArena()
+    for record, source in ((good[0], 0), (bytes(bad), 0), (good[2], 0), (good[2], 1),
+                           (unknown, 2)):
+        arena.add(record, source)
+    merger = RowMerger(1)
+    codes = merge_arena(store, merger, arena, None, game=game, by_source=True)
+    assert codes[0] == 0 and codes[1] < 0 and codes[2] == AFTER_FAILURE and codes[3] == 0
+    assert codes[4] == BAD_KEYS
+    expected = RegretStore.copy_of(base.arrays)
+    for record in (good[0], good[2]):
+        one = protocol.RecordArena()
+        one.add(record, 0)
+        merge_arena(expected, merger, one, None)
+    merger.close()
+    np.testing.assert_array_equal(store.arrays.regrets, expected.arrays.regrets)
+    np.testing.assert_array_equal(store.arrays.strategy_sum, expected.arrays.strategy_sum)
+
+
+def _with_unknown_key(record, game):
+    """The record with a new row whose key is no infoset of the game."""
+    from holdem.store.delta import Group, SplitDelta
+
+    msg = protocol.decode_delta(record)
+    split = SplitDelta(
+        Group(msg["regret_offsets"], msg["regrets"], msg["regret_cuts"]),
+        Group(msg["strategy_offsets"], msg["strategy"], msg["strategy_cuts"]),
+        np.array([10 ** 12], np.int64), np.array([2], np.int8),
+        np.zeros(2, np.float32), np.zeros(2, np.float32))
+    assert not game.keys_match(split.keys, split.num_actions)
+    return bytes(protocol.encode_delta(3, 0, 0, 0, 200, False, 0.0, 1, 0.01, split))
+
+
+def test_pending_batches_take_flushes_in_order():
+    p = Pending(Batch(id=4, t0=1000, n=300, elapsed=0.0))
+    assert p.check(1000, 100, False) is None
+    assert p.check(1100, 100, False) is not None   # not the next flush
+    assert p.check(1000, 300, False) is not None   # the last flush must say so
+    assert p.check(1000, 301, True) is not None
+    assert p.check(1000, 0, False) is not None
+    p.merged = 100
+    assert p.check(1100, 200, True) is None
+    assert p.remainder() == Batch(id=4, t0=1100, n=200, elapsed=0.0)
+
+
+@pytest.mark.parametrize("workers,flush", [(2, 700), (4, 233), (8, 100), (15, 50), (64, 32)])
+def test_flush_size_shrinks_with_the_worker_count(workers, flush):
+    config = config_mod.default_for_game("leduc")
+    assert flush_iterations(config, workers) == flush
+    fixed = config_mod.with_overrides(config, train={"flush_iters": 64})
+    assert flush_iterations(fixed, workers) == 64
