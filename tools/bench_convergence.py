@@ -85,8 +85,9 @@ def main(argv=None):
     counts = [int(w) for w in args.workers.split(",") if w.strip()]
     print(f"config: {args.config or args.game}")
     print(f"iterations: {args.iters}")
-    print(f"own delta weight: {workers_config.train.own_delta_weight:g} (0 = the number of "
-          "workers)")
+    weight = workers_config.train.own_delta_weight
+    print("own delta weight: " + ("1 (the default)" if weight is None else
+                                  f"{weight:g} (0 = the number of workers)"))
     print("merge delay: " + (f"{DELAY_PER_WORKER} iterations per worker" if args.merge_delay
                              is None else f"{args.merge_delay:,} iterations"))
     with tempfile.TemporaryDirectory(prefix="holdem-conv-") as tmp:

@@ -5,8 +5,9 @@ in-process (``--num-workers 1``) and with ``--workers`` worker processes -- and 
 ``name: value`` per line:
 
 - iterations/s of each run (from its ``done:`` line), the speed-up and per-worker throughput;
-- from the parallel run's ``merge:`` line: iterations per batch, merge milliseconds per batch,
-  the main process's busy share of a core and worker restarts;
+- from the parallel run's ``merge:`` line: iterations per delta (the flush), merge milliseconds
+  per delta and deltas per merge pass, the flush-to-merge delay, the main process's busy share
+  of a core and worker restarts;
 - the exploitability of both results (``holdem.cli.eval_blueprint``; Kuhn and Leduc);
 - memory: the proportional set size (PSS, ``/proc/<pid>/smaps_rollup``) of the main process and
   of every worker, sampled once mid-run, split into the shared store file's part (from
