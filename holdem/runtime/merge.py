@@ -20,7 +20,7 @@ codes. The regret floor is the one in force for the pass.
 import numpy as np
 
 from holdem.runtime import record_kernels as rk
-from holdem.runtime.protocol import ProtocolError, status_reason
+from holdem.runtime.protocol import ProtocolError, RecordArena, status_reason
 
 BAD_KEYS = -21                   # new rows that are not infosets of the game
 AFTER_FAILURE = -22              # a later record of a source whose record failed
@@ -107,8 +107,6 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
 def merge_one(store, merger, payload, regret_floor, game=None):
     """Merge one record (bytes-like); raises :class:`ProtocolError` with nothing merged when it
     is malformed. For tests, tools and store replicas."""
-    from holdem.runtime.protocol import RecordArena
-
     arena = RecordArena(len(payload))
     arena.add(payload)
     code = merge_arena(store, merger, arena, regret_floor, game)[0]

@@ -113,14 +113,15 @@ class Pending:
         b = self.batch
         return Batch(b.id, b.t0 + self.merged, b.n - self.merged, b.elapsed)
 
-    def check(self, t0, iters, last):
-        """None when a flush of ``iters`` from ``t0`` (``last``) is the batch's next one, else
-        what is wrong with it."""
+    def check(self, t0, iters, last, merged=None):
+        """None when a flush of ``iters`` from ``t0`` (``last``) is the batch's next one once
+        ``merged`` iterations of it are in (None: those merged so far), else what is wrong."""
         b = self.batch
-        if t0 != b.t0 + self.merged or iters < 1 or self.merged + iters > b.n or (
-                last != (self.merged + iters == b.n)):
+        merged = self.merged if merged is None else merged
+        if t0 != b.t0 + merged or iters < 1 or merged + iters > b.n or (
+                last != (merged + iters == b.n)):
             return (f"flush of iterations {t0}..{t0 + iters - 1} (last: {last}) does not "
-                    f"continue batch {b.id} ({b.t0}..{b.t0 + b.n - 1}, {self.merged} merged)")
+                    f"continue batch {b.id} ({b.t0}..{b.t0 + b.n - 1}, {merged} merged)")
         return None
 
 
@@ -180,9 +181,9 @@ class ProcessExecutor:
         read = read_only_view(scratch.arrays)
         runner.run(read, 0, 1, 0.0)
         record = runner.take_delta(read, 0, 0, 0, 0, 1, True, 0.0, 0, 0.0)
-        store = RegretStore(16)
-        merge_one(store, RowMerger(), record, -1.0, game=self.game)
-        merge_one(store, RowMerger(), record, -1.0, game=self.game)     # rows it holds now
+        store, merger = RegretStore(16), RowMerger()
+        merge_one(store, merger, record, -1.0, game=self.game)
+        merge_one(store, merger, record, -1.0, game=self.game)          # rows it holds now
         return time.perf_counter() - start
 
     def start(self, run, stop):
@@ -328,12 +329,10 @@ class ProcessExecutor:
                 why = f"an answer to a batch it was not given ({int(row[rk.F_ID])})"
             else:
                 key = (i, int(row[rk.F_ID]))
-                merged = pending.merged
-                pending.merged = expect.get(key, merged)
+                merged = expect.get(key, pending.merged)
                 why = pending.check(int(row[rk.F_T0]), int(row[rk.F_ITERS]),
-                                    bool(row[rk.F_LAST]))
-                pending.merged = merged
-                expect[key] = expect.get(key, merged) + int(row[rk.F_ITERS])
+                                    bool(row[rk.F_LAST]), merged)
+                expect[key] = merged + int(row[rk.F_ITERS])
             if why is not None:
                 trouble[i] = f"rejected a malformed payload ({why})"
                 arena.drop(r)

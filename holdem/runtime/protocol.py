@@ -171,6 +171,14 @@ class RecordArena:
         self._dropped = []
         self.indexed = False
 
+    @property
+    def live(self):
+        """Records not dropped."""
+        return self.count - len(set(self._dropped))
+
+    def is_dropped(self, r):
+        return r in self._dropped
+
     def drop(self, r):
         """Leave record ``r`` out of the pass (e.g. a frame that is not a delta): it indexes as
         :data:`SKIPPED`."""

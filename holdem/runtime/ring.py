@@ -23,6 +23,7 @@ import struct
 import numpy as np
 
 from holdem.runtime import shm
+from holdem.runtime.protocol import RecordArena
 
 CONTROL = 64                     # bytes before each ring's data: the read position (int64)
 DEFAULT_BYTES = 8 << 20          # each worker's ring
@@ -130,8 +131,6 @@ class Inbox:
     (notes). ``rings``: the :class:`Rings`, or None (every record comes as a frame)."""
 
     def __init__(self, rings=None):
-        from holdem.runtime.protocol import RecordArena
-
         self.rings = rings
         self.heap = RecordArena()
         self.ringed = RecordArena(buffer=rings.buffer) if rings is not None else None
@@ -174,21 +173,17 @@ class Inbox:
     def arena(self):
         """The records to merge, as one arena: the rings' when every live frame was a note,
         else (rare: a ring was full) a copy of everything in the order read."""
-        live = self.heap.count - len(self.heap._dropped)
         if self.ringed is None:
             return self.heap
-        if live == 0:
+        if self.heap.live == 0:
             return self.ringed
-        from holdem.runtime.protocol import RecordArena
-
         if self._combined is None:
             self._combined = RecordArena()
         combined = self._combined
         combined.clear()
-        dropped = set(self.heap._dropped)
         for kind, r in self.order:
             source = (self.heap if kind == "heap" else self.ringed).sources[r]
-            if kind == "heap" and r in dropped:
+            if kind == "heap" and self.heap.is_dropped(r):
                 continue
             record = self.heap.record(r) if kind == "heap" else self.ringed.record(r)
             combined.add(record, source)
