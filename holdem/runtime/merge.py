@@ -64,12 +64,12 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
         return np.zeros(0, np.int64)
     table = arena.index()
     codes = table[:, rk.T_STATUS].copy()
-    with_new = np.flatnonzero((codes == rk.OK) & (table[:, rk.F_COUNTS + rk.A_KEYS] > 0))
-    if game is not None:
-        for r in with_new:
-            a = arena.arrays(r)
-            if not game.keys_match(a["keys"], a["num_actions"]):
-                codes[r] = BAD_KEYS
+    has_new = table[:, rk.F_COUNTS + rk.A_KEYS] > 0
+    checked_new = has_new & (codes == rk.OK)
+    new_rows = None
+    if game is not None and checked_new.any():
+        new_rows = _new_rows(arena, table, checked_new)
+        _check_new_keys(game, arena, new_rows, codes, checked_new)
     scratch = scratch or MergeScratch()
     rows = int(table[:, rk.F_COUNTS + rk.A_REGRET_OFFSETS].sum()
                + table[:, rk.F_COUNTS + rk.A_STRATEGY_OFFSETS].sum())
@@ -96,12 +96,40 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
     floor = -np.inf if regret_floor is None else float(regret_floor)
     merger.map(lambda lo, hi: rk.add_records(arrays.regrets, arrays.strategy_sum, u32, f32,
                                              i64, checked, merge, lo, hi, num_actions, floor))
-    for r in with_new:
-        if merge[r]:
-            a = arena.arrays(r)
-            store.merge(a["keys"], a["num_actions"], a["new_regrets"], a["new_strategy"],
-                        regret_floor=regret_floor, check_existing=False)
+    insert = merge & has_new
+    if insert.any():
+        if new_rows is None or not np.array_equal(insert, checked_new):
+            new_rows = _new_rows(arena, table, insert)
+        keys, num_actions, regrets, strategy = new_rows
+        # One store merge for the pass (it may grow the store; a key that two records hold
+        # is inserted once and summed).
+        store.merge(keys, num_actions, regrets, strategy, regret_floor=regret_floor,
+                    check_existing=False)
     return codes
+
+
+def _new_rows(arena, table, select):
+    """The new rows of the records with ``select`` true, all in one delta:
+    (keys, num_actions, regrets, strategy)."""
+    rows, values = rk.count_new_rows(table, select)
+    out = (np.empty(rows, np.int64), np.empty(rows, np.int8), np.empty(values, np.float32),
+           np.empty(values, np.float64))
+    _, _, f32, i64, i8 = arena.views()
+    rk.gather_new_rows(i64, i8, f32, table, select, *out)
+    return out
+
+
+def _check_new_keys(game, arena, new_rows, codes, select):
+    """Mark BAD_KEYS in ``codes`` for each selected record with a new row that is not an
+    infoset of ``game`` (``new_rows``: theirs, from :func:`_new_rows`): one check for the
+    whole pass, record by record only when it fails."""
+    keys, num_actions, _, _ = new_rows
+    if game.keys_match(keys, num_actions):
+        return
+    for r in np.flatnonzero(select):
+        a = arena.arrays(r)
+        if not game.keys_match(a["keys"], a["num_actions"]):
+            codes[r] = BAD_KEYS
 
 
 def merge_one(store, merger, payload, regret_floor, game=None):

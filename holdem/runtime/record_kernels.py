@@ -199,3 +199,37 @@ def add_records(regrets, strategy_sum, u32, f32, i64, table, merge, first, last,
                     add_shards(strategy_sum, offsets, num_actions[base:base + rows], values,
                                cuts, first, last, -np.inf)
             base += rows
+
+
+@njit
+def count_new_rows(table, select):
+    """(rows, values) of the new rows of the records with ``select[r]`` true."""
+    rows = values = np.int64(0)
+    for r in range(table.shape[0]):
+        if select[r]:
+            rows += table[r, F_COUNTS + A_KEYS]
+            values += table[r, F_COUNTS + A_NEW_REGRETS]
+    return rows, values
+
+
+@njit
+def gather_new_rows(i64, i8, f32, table, select, keys, num_actions, regrets, strategy):
+    """Copy the new rows of the records with ``select[r]`` true, record after record, into
+    ``keys``, ``num_actions``, ``regrets`` and ``strategy`` (float64), sized by
+    :func:`count_new_rows`: one store merge then inserts the new rows of a whole pass."""
+    row = value = np.int64(0)
+    for r in range(table.shape[0]):
+        if not select[r]:
+            continue
+        t = table[r]
+        n, m = t[F_COUNTS + A_KEYS], t[F_COUNTS + A_NEW_REGRETS]
+        k0, a0 = t[T_START + A_KEYS], t[T_START + A_NUM_ACTIONS]
+        for k in range(n):
+            keys[row + k] = i64[k0 + k]
+            num_actions[row + k] = i8[a0 + k]
+        g0, s0 = t[T_START + A_NEW_REGRETS], t[T_START + A_NEW_STRATEGY]
+        for v in range(m):
+            regrets[value + v] = f32[g0 + v]
+            strategy[value + v] = f32[s0 + v]
+        row += n
+        value += m
