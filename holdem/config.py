@@ -86,6 +86,7 @@ class TrainConfig:
     batch_size: int = 0
     merge_threads: int = 0
     flush_iters: int = 0
+    hold_cold_rows: bool = True
     own_delta_weight: typing.Optional[float] = None
     seed: int = 0
     snapshot_interval: float = 600.0
@@ -199,7 +200,7 @@ _APPLIES = {
 # switch on: checked on the final config (check_effective).
 _TENSORBOARD_KEYS = ("log_interval", "eval_interval", "eval_baseline", "eval_baseline_interval",
                      "eval_hands", "utility_window")
-_WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "own_delta_weight", "start_method",
+_WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "own_delta_weight", "start_method",
                 "backend",
                 "ray_address",
                 "worker_timeout")

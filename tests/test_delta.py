@@ -297,3 +297,77 @@ def test_split_leaves_each_row_out_of_the_group_it_does_not_update():
     assert sorted(split.strategy.offsets.tolist()) == sorted(offsets[1::3].tolist())
     assert np.all(split.regret.values == 1.0) and np.all(split.strategy.values == 0.5)
     assert split.keys.size == 0
+
+
+# -- a worker's cold rows ----------------------------------------------------------------------
+class _Game:
+    initial_rows = 16
+
+
+def _flush_delta(rows):
+    """A delta buffer holding ``rows``: {key: (regrets, strategy)} (one list per value)."""
+    store = RegretStore(row_capacity=16)
+    for key, (regrets, strategy) in rows.items():
+        store.merge(np.array([key]), np.array([len(regrets)]), np.array(regrets, np.float32),
+                    np.array(strategy, np.float64))
+    return store
+
+
+def _rows_of(store):
+    """{key: (regrets, strategy)} of the rows holding a non-zero value."""
+    keys, num_actions, offsets, regrets, strategy = store.used()
+    out = {}
+    for key, na, off in zip(keys, num_actions, offsets):
+        r, s = regrets[off:off + na].tolist(), strategy[off:off + na].tolist()
+        if any(r) or any(s):
+            out[int(key)] = (r, s)
+    return out
+
+
+def test_cold_rows_wait_for_their_next_touch_or_the_batchs_last_flush():
+    from holdem.store.delta import ColdRows
+
+    cold = ColdRows(_Game())
+    flushes = [{1: ([1.0, 2.0], [0.0, 0.0]), 2: ([5.0], [1.0])},     # both first touched: held
+               {1: ([3.0, 4.0], [0.5, 0.5]), 3: ([0.0, 7.0], [0.0, 0.0])},
+               {1: ([1.0, 1.0], [0.0, 0.0]), 2: ([2.0], [0.0])},     # 2: its second touch
+               {4: ([9.0], [9.0])}]                                    # the last flush
+    sent = []
+    for k, rows in enumerate(flushes):
+        delta = _flush_delta(rows)
+        cold.route(delta, last=k == len(flushes) - 1)
+        sent.append(_rows_of(delta))
+    assert sent[0] == {}
+    assert sent[1] == {1: ([4.0, 6.0], [0.5, 0.5])}        # hot: with what flush 0 held
+    assert sent[2] == {1: ([1.0, 1.0], [0.0, 0.0]), 2: ([7.0], [1.0])}
+    assert sent[3] == {3: ([0.0, 7.0], [0.0, 0.0]), 4: ([9.0], [9.0])}
+    assert cold.flush == 0 and _rows_of(cold.store) == {}      # nothing held
+    # The next batch goes on where this one ended: row 4 (touched by the last flush) is hot.
+    delta = _flush_delta({4: ([1.0], [0.0]), 5: ([2.0], [0.0])})
+    cold.route(delta, last=False)
+    assert _rows_of(delta) == {4: ([1.0], [0.0])}
+
+
+def test_cold_rows_send_every_value_once_over_a_batch():
+    from holdem.store.delta import ColdRows
+
+    rng = np.random.default_rng(3)
+    cold = ColdRows(_Game())
+    total = {}
+    sent = {}
+    for k in range(40):                     # rows 0..9 hot, the others touched now and then
+        keys = set(range(10)) | set(rng.choice(np.arange(10, 3000), size=60).tolist())
+        rows = {int(key): (rng.normal(size=3).tolist(), rng.random(3).tolist()) for key in keys}
+        for key, (r, s) in rows.items():
+            t = total.setdefault(key, np.zeros((2, 3)))
+            t += np.float32([r, s])
+        delta = _flush_delta(rows)
+        cold.route(delta, last=k == 39)
+        for key, (r, s) in _rows_of(delta).items():
+            t = sent.setdefault(key, np.zeros((2, 3)))
+            t += np.float32([r, s])
+        if 0 < k < 39:
+            assert set(range(10)) <= set(_rows_of(delta))   # hot rows go every flush
+    assert sent.keys() == total.keys()
+    for key in total:
+        np.testing.assert_allclose(sent[key], total[key], rtol=1e-5, atol=1e-5)

@@ -112,6 +112,33 @@ def test_a_pass_merges_many_records_like_one_at_a_time(leduc):
     assert not np.array_equal(one.arrays.regrets, base.arrays.regrets)
 
 
+def test_new_rows_of_a_pass_are_inserted_together_like_one_at_a_time(leduc):
+    # Records made against an empty store hold only new rows, most of them in every record
+    # (every flush sends all it touched).
+    config, game = leduc
+    config = config_mod.with_overrides(config, train={"hold_cold_rows": False})
+    records = _records(config, game, RegretStore(row_capacity=16), 4, 30)
+    counts = [protocol.decode_delta(r)["keys"].size for r in records]
+    assert min(counts) > 0 and sum(counts) > len(set().union(
+        *(protocol.decode_delta(r)["keys"].tolist() for r in records)))   # keys repeat
+    one, many = RegretStore(row_capacity=16), RegretStore(row_capacity=16)
+    merger = RowMerger(1)
+    try:
+        for record in records:
+            arena = protocol.RecordArena()
+            arena.add(record, 0)
+            assert merge_arena(one, merger, arena, None, game=game).tolist() == [0]
+        arena = protocol.RecordArena()
+        for record in records:
+            arena.add(record, 0)
+        assert merge_arena(many, merger, arena, None, game=game).tolist() == [0] * 4
+    finally:
+        merger.close()
+    assert many.num_infosets == one.num_infosets > 0
+    for a, b in zip(one.used(), many.used()):
+        np.testing.assert_array_equal(a, b)
+
+
 def _new_rows(record):
     msg = protocol.decode_delta(record)
     return msg["keys"], msg["num_actions"], msg["new_regrets"], msg["new_strategy"]

@@ -52,7 +52,7 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
     config = config_mod.default_for_game("leduc")
     runner = BatchRunner(leduc, config)
     empty = RegretStore(row_capacity=16)
-    payload = bench_merge.produce(runner, empty.arrays, 0, 200)
+    payload = bench_merge.produce(runner, empty.arrays, 0, 200, True)
     delta = protocol.decode_delta(payload)
     assert delta["regret_offsets"].size == delta["strategy_offsets"].size == 0   # all new
     state = bench_merge.Replay(leduc, config, empty, 0)
@@ -69,8 +69,8 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
         np.testing.assert_allclose(strategy, delta["new_strategy"][start:end])
     # Two more flushes against the filled store name their rows by offset; merged in one
     # pass on two threads, they give what merging them one at a time gives.
-    second = bench_merge.produce(runner, state.store.arrays, 200, 200)
-    third = bench_merge.produce(runner, state.store.arrays, 400, 100)
+    second = bench_merge.produce(runner, state.store.arrays, 200, 200, True)
+    third = bench_merge.produce(runner, state.store.arrays, 400, 100, True)
     msg = protocol.decode_delta(second)
     assert 0 < msg["regret_offsets"].size <= state.store.num_infosets
     one_by_one = bench_merge.Replay(leduc, config, state.store, 200)

@@ -53,7 +53,7 @@ from holdem.metrics import format_bytes
 from holdem.runtime import protocol
 from holdem.runtime import record_kernels as rk
 from holdem.runtime.merge import MergeScratch, merge_arena, reason
-from holdem.runtime.process import flush_iterations
+from holdem.runtime.process import batch_size_for, flush_iterations
 from holdem.runtime.worker import BatchRunner
 from holdem.solver import kernels as solver_kernels
 from holdem.solver.solver import Solver, make_params
@@ -66,13 +66,14 @@ PLATEAU_GROWTH = 0.01
 
 
 # -- the seam: worker side and main side of one flush -----------------------------------------
-def produce(runner, read_arrays, t0, n):
+def produce(runner, read_arrays, t0, n, last):
     """One worker flush of ``n`` iterations from global iteration ``t0`` against the read-only
-    ``read_arrays``; returns its delta record as a worker sends it (see BatchServer.serve)."""
+    ``read_arrays`` (``last``: its batch's last); returns its delta record as a worker sends it
+    (see BatchServer.serve)."""
     start = time.perf_counter()
     utility_sum, visits = runner.run(read_arrays, t0, n, 0.0)
     seconds = time.perf_counter() - start
-    return bytes(runner.take_delta(read_arrays, 0, 0, 0, t0, n, True, utility_sum, visits,
+    return bytes(runner.take_delta(read_arrays, 0, 0, 0, t0, n, last, utility_sum, visits,
                                    seconds))
 
 
@@ -127,9 +128,10 @@ class Replay:
 # -- recording --------------------------------------------------------------------------------
 def warm(solver, cap_seconds):
     """Train in-process until the store's infoset count grows less than PLATEAU_GROWTH in
-    PLATEAU_SECONDS of CPU time, or for ``cap_seconds`` of CPU time."""
+    PLATEAU_SECONDS of CPU time, or for ``cap_seconds`` of CPU time; returns the in-process
+    rate (iterations per CPU second)."""
     solver.run(1)                                      # compile or load the kernels
-    start = time.process_time()
+    start, first = time.process_time(), solver.iterations
     history = [(0.0, solver.store.num_infosets)]       # (CPU seconds, infosets)
     chunk, shown = 1000, 0.0
     while True:
@@ -153,18 +155,24 @@ def warm(solver, cap_seconds):
             break
     log(f"warm: {solver.iterations:,} iterations in {now:.1f} CPU s, "
         f"{solver.store.num_infosets:,} infosets ({why})")
+    return (solver.iterations - first) / max(now, 1e-9)
 
 
-def record(game, config, store, t0, flushes, flush):
-    """Delta records of ``flushes`` worker flushes of ``flush`` iterations from iteration
-    ``t0``, and the worker's rate (iterations per CPU second of produce)."""
+def record(game, config, store, t0, flushes, flush, batch):
+    """Delta records of at least ``flushes`` worker flushes of ``flush`` iterations from
+    iteration ``t0``, in whole batches of ``batch`` iterations (a batch's last flush carries
+    the cold rows its earlier flushes held), and the worker's rate (iterations per CPU second
+    of produce)."""
     read = read_only_view(store.arrays)
     runner = BatchRunner(game, config)
     runner.warm_up()
+    per_batch = -(-batch // flush)
+    flushes = -(-flushes // per_batch) * per_batch
     payloads, cpu = [], 0.0
     for b in range(flushes):
         start = time.thread_time()
-        payloads.append(produce(runner, read, t0 + b * flush, flush))
+        payloads.append(produce(runner, read, t0 + b * flush, flush,
+                                (b + 1) % per_batch == 0))
         cpu += time.thread_time() - start
     return payloads, flushes * flush / max(cpu, 1e-9)
 
@@ -241,7 +249,10 @@ def build_parser():
     p.add_argument("--flush", type=iteration_count, metavar="N",
                    help="iterations per record (default: what a --workers run flushes)")
     p.add_argument("--flushes", type=iteration_count, default=200,
-                   help="worker flushes recorded (default 200)")
+                   help="worker flushes recorded, rounded up to whole batches (default 200)")
+    p.add_argument("--batch", type=iteration_count, metavar="N",
+                   help="iterations per batch (default: what the process executor gives a "
+                        "worker of --worker-rate, or of this machine's in-process rate)")
     p.add_argument("--per-pass", type=iteration_count, default=16,
                    help="records per merge pass for the capacity (default 16)")
     p.add_argument("--worker-rate", type=positive_float, metavar="R",
@@ -262,9 +273,11 @@ def main(argv=None):
     flush = args.flush or flush_iterations(config, args.workers)
     game = make_game(config)
     solver = Solver(game, config)
-    warm(solver, args.warm_seconds)
+    warm_rate = warm(solver, args.warm_seconds)
     store = solver.store
-    payloads, measured_rate = record(game, config, store, solver.iterations, args.flushes, flush)
+    batch = args.batch or batch_size_for(args.worker_rate or warm_rate, store)
+    payloads, measured_rate = record(game, config, store, solver.iterations, args.flushes, flush,
+                                     batch)
     worker_rate = args.worker_rate or measured_rate
     iterations = len(payloads) * flush
 
@@ -273,6 +286,8 @@ def main(argv=None):
     print(f"store size: {format_bytes(store.nbytes)} ({store.nbytes:,} bytes)")
     print(f"records: {len(payloads)}")
     print(f"iterations per record: {flush:,} (the flush of {args.workers} workers)")
+    print(f"iterations per batch: {batch:,}"
+          f"{'' if config.train.hold_cold_rows else ' (cold rows not held)'}")
     print(f"delta bytes per iteration: {sum(map(len, payloads)) / iterations:,.1f}")
     print(f"per-worker rate here (it/s): {measured_rate:,.0f}")
     print(f"per-worker rate predicted for (it/s): {worker_rate:,.0f}")

@@ -20,7 +20,7 @@ from holdem.runtime import frames, protocol
 from holdem.runtime.ring import RingWriter
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel
-from holdem.store.delta import DeltaSplitter
+from holdem.store.delta import ColdRows, DeltaSplitter
 from holdem.store.store import RegretStore, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0
@@ -58,6 +58,7 @@ class BatchRunner:
         self.workspace = make_workspace(game)
         self.utility = np.zeros(1024, dtype=np.float64)
         self.splitter = DeltaSplitter()
+        self.cold = ColdRows(game) if config.train.hold_cold_rows else None
 
     def warm_up(self):
         """Compile (or load) the kernels on throw-away stores."""
@@ -91,7 +92,10 @@ class BatchRunner:
                    visits, seconds):
         """The delta record of the ``n`` iterations from ``t0`` just run (split against the
         shared store it read; ``last``: the batch's last flush), leaving the delta buffer empty
-        for the next flush."""
+        for the next flush. With ``train.hold_cold_rows`` the record leaves out what this flush
+        alone touched, and the last flush's record carries it (:class:`ColdRows`)."""
+        if self.cold is not None:
+            self.cold.route(self.delta, last)
         split = self.splitter.split(read_arrays, self.delta.arrays)
         payload = protocol.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
                                         visits, seconds, split)

@@ -124,7 +124,7 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
                 _count(cuts[1], s, na)
                 flags |= HAS_STRATEGY
             row_offset[i] = off << 2 | flags
-        else:
+        elif _has_nonzero(delta.regrets, src, na) or _has_nonzero(delta.strategy_sum, src, na):
             # New to the shared store (or past the offsets uint32 can name, or, never in a
             # sound run, stored with another number of actions: then the main process's check
             # against the game rejects it): by key.
@@ -135,6 +135,8 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
             _copy(delta.strategy_sum, src, na, new_strategy, num_nv)
             num_new += 1
             num_nv += na
+        else:
+            row_offset[i] = -1          # a new row with nothing in it (a held cold row)
     _cuts_from_counts(cuts[0])
     _cuts_from_counts(cuts[1])
     # Pass 2: write each stored row into its shard (cursors start at the shards' cuts).
@@ -230,3 +232,88 @@ def row_lengths(store, offsets, out):
             out[i] = row_length(bits, off, entries)
         else:
             out[i] = -1
+
+
+# -- holding cold rows (a worker's flushes within one batch) ---------------------------------
+NEVER = -(1 << 62)               # hold_route: a held row's "last flush touched" before any
+HOLD_TOUCHES = 2                 # a cold row goes out at its HOLD_TOUCHES-th touch at the latest
+
+
+@njit
+def hold_route(delta, held, last, touches, flush, cold):
+    """Route the rows of this flush's ``delta`` (flush number ``flush`` of the batch). A row
+    goes out now, with what ``held`` holds of it added in (and zeroed there), when the previous
+    flush also touched it (a *hot* row) or when ``held`` already holds HOLD_TOUCHES - 1 of its
+    touches; any other row is *cold*. ``last`` and ``touches`` (int64, indexed by ``held``'s
+    value offsets): the last flush that touched each row of ``held``, and how many touches it
+    holds. Returns the number of cold rows, whose delta row indices are the first entries of
+    ``cold`` (int64[rows]; :func:`hold_settle` moves them into ``held``)."""
+    rows = delta.meta[0]
+    n = 0
+    for i in range(rows):
+        if i + LOOKUP_AHEAD < rows:
+            prefetch_slot(held, delta.row_key[i + LOOKUP_AHEAD])
+        entry = find_entry(held, delta.row_key[i])
+        if entry != NOT_FOUND:
+            off = entry_offset(entry)
+            if last[off] >= flush - 1 or touches[off] + 1 >= HOLD_TOUCHES:
+                src = delta.row_offset[i]
+                for a in range(entry_num_actions(entry)):
+                    delta.regrets[src + a] += held.regrets[off + a]
+                    delta.strategy_sum[src + a] += held.strategy_sum[off + a]
+                    held.regrets[off + a] = 0.0
+                    held.strategy_sum[off + a] = 0.0
+                last[off] = flush
+                touches[off] = 0
+                continue
+        cold[n] = i
+        n += 1
+    return n
+
+
+@njit
+def hold_gather(delta, rows, keys, num_actions, regrets, strategy):
+    """Copy ``delta``'s rows ``rows`` (indices) out, row after row; returns the values'
+    count."""
+    pos = 0
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        na = np.int64(delta.row_num_actions[i])
+        src = delta.row_offset[i]
+        keys[k] = delta.row_key[i]
+        num_actions[k] = na
+        _copy(delta.regrets, src, na, regrets, pos)
+        _copy(delta.strategy_sum, src, na, strategy, pos)
+        pos += na
+    return pos
+
+
+@njit
+def hold_settle(delta, held, last, touches, rows, flush):
+    """After ``delta``'s cold rows ``rows`` were added into ``held``: count the touch and mark
+    them touched by ``flush`` there, and zero them in ``delta`` (so the flush's record leaves
+    them out)."""
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        off = entry_offset(find_entry(held, delta.row_key[i]))
+        last[off] = flush
+        touches[off] += 1
+        src = delta.row_offset[i]
+        for a in range(np.int64(delta.row_num_actions[i])):
+            delta.regrets[src + a] = 0.0
+            delta.strategy_sum[src + a] = 0.0
+
+
+@njit
+def held_rows(held, out):
+    """Indices of ``held``'s rows that hold anything (a non-zero value) into ``out``
+    (int64[rows]); returns their count."""
+    rows = held.meta[0]
+    n = 0
+    for i in range(rows):
+        src = held.row_offset[i]
+        na = np.int64(held.row_num_actions[i])
+        if _has_nonzero(held.regrets, src, na) or _has_nonzero(held.strategy_sum, src, na):
+            out[n] = i
+            n += 1
+    return n
