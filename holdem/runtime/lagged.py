@@ -13,7 +13,8 @@ a flush's delta record is merged by the same pass as the process executor's
 real executor: TensorBoard ``train/flush_to_merge_iters``; predicted by ``tools/bench_merge.py``;
 by default :func:`default_delay`).
 Worker k starts k / W of a flush late, so flushes finish evenly spread, as they do on real
-cores; flush size, batch sizing and own-delta weight are the process executor's.
+cores; flush size, batch sizing, own-delta weight and held cold rows
+(:class:`holdem.store.delta.ColdRows`) are the process executor's.
 
 It is no faster than one core. It makes the convergence cost of W workers measurable on any
 machine and repeatable for a seed: the test that parallel iterations are worth as much as serial

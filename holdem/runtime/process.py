@@ -15,9 +15,11 @@ Each call of :meth:`ProcessExecutor.results`:
 Each worker keeps ``PIPELINE`` batches queued, so it never waits for the main process, and sends
 a delta every :func:`flush_iterations` iterations of a batch (the batch stays the unit of
 scheduling): workers read the live shared store, so they lag the merged truth by the other
-workers' unflushed iterations, about (W - 1) x flush / 2, plus the flush-to-merge delay. A
-worker that dies or sends a malformed delta is replaced, and what was not merged of its batches
-is re-issued. When the main
+workers' unflushed iterations, about (W - 1) x flush / 2, plus the flush-to-merge delay; a
+row a flush alone touched waits in its worker until the row's next touch or the batch's end
+(:class:`holdem.store.delta.ColdRows`). A worker that dies or sends a malformed delta is
+replaced, and what was not merged of its batches is re-issued (what it held of the merged
+part is lost: at most one flush's updates per row). When the main
 process dies, workers see their parent change within a second and exit; the next run removes its
 shared-memory files. ``pool`` is the seam to where workers run (:mod:`holdem.runtime.pool`).
 """
