@@ -86,7 +86,7 @@ class TrainConfig:
     batch_size: int = 0
     merge_threads: int = 0
     flush_iters: int = 0
-    hold_cold_rows: bool = True
+    hold_cold_rows: typing.Optional[bool] = None
     own_delta_weight: typing.Optional[float] = None
     seed: int = 0
     snapshot_interval: float = 600.0

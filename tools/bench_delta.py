@@ -63,8 +63,8 @@ def main(argv=None):
         for b in range(batches):
             t0 = 10 ** 12 + b * args.batch_size           # fresh random streams
             utility_sum, visits = runner.run(read, t0, args.batch_size, 0.0)
-            payload_bytes += len(runner.take_delta(read, b, 0, 0, args.batch_size, utility_sum,
-                                                   visits, 0.0))
+            payload_bytes += len(runner.take_delta(read, b, 0, 0, t0, args.batch_size, True,
+                                                   utility_sum, visits, 0.0))
         delta = n / (time.process_time() - start)
         print(f"in_process: {solo:,.0f} it/s")
         print(f"delta_mode: {delta:,.0f} it/s")

@@ -54,7 +54,7 @@ from holdem.runtime import protocol
 from holdem.runtime import record_kernels as rk
 from holdem.runtime.merge import MergeScratch, merge_arena, reason
 from holdem.runtime.process import batch_size_for, flush_iterations
-from holdem.runtime.worker import BatchRunner
+from holdem.runtime.worker import BatchRunner, holds_cold_rows
 from holdem.solver import kernels as solver_kernels
 from holdem.solver.solver import Solver, make_params
 from holdem.store.delta import RowMerger
@@ -164,7 +164,7 @@ def record(game, config, store, t0, flushes, flush, batch):
     the cold rows its earlier flushes held), and the worker's rate (iterations per CPU second
     of produce)."""
     read = read_only_view(store.arrays)
-    runner = BatchRunner(game, config)
+    runner = BatchRunner(game, config, config.train.num_workers)
     runner.warm_up()
     per_batch = -(-batch // flush)
     flushes = -(-flushes // per_batch) * per_batch
@@ -287,7 +287,7 @@ def main(argv=None):
     print(f"records: {len(payloads)}")
     print(f"iterations per record: {flush:,} (the flush of {args.workers} workers)")
     print(f"iterations per batch: {batch:,}"
-          f"{'' if config.train.hold_cold_rows else ' (cold rows not held)'}")
+          f"{'' if holds_cold_rows(config, args.workers) else ' (cold rows not held)'}")
     print(f"delta bytes per iteration: {sum(map(len, payloads)) / iterations:,.1f}")
     print(f"per-worker rate here (it/s): {measured_rate:,.0f}")
     print(f"per-worker rate predicted for (it/s): {worker_rate:,.0f}")

@@ -37,7 +37,7 @@ from holdem.runtime.merge import MergeScratch, merge_arena, merge_one, reason
 from holdem.runtime.pool import ProcessPool, WorkerDied
 from holdem.runtime.replica import StoreLog
 from holdem.runtime.ring import Inbox, Rings
-from holdem.runtime.worker import BatchRunner, batch_rng_state
+from holdem.runtime.worker import BatchRunner, batch_rng_state, flush_iterations
 from holdem.solver import kernels
 from holdem.solver.solver import make_params
 from holdem.store.delta import RowMerger
@@ -50,19 +50,6 @@ FIRST_BATCH = 256
 # spans many flushes only where the game is large (Leduc has 288 infosets).
 MAX_ITERS_PER_INFOSET = 10
 READY_TIMEOUT = 600.0
-# How far behind the shared store a worker reads: about (W - 1) x flush / 2 iterations of the
-# other workers' updates it cannot see yet. A flush of LAG_ITERATIONS / (W - 1) iterations keeps
-# that the same at every worker count (measured with tools/bench_convergence.py; README,
-# Parallel training).
-LAG_ITERATIONS = 700
-MIN_FLUSH = 32
-
-
-def flush_iterations(config, num_workers):
-    """Iterations a worker runs between two deltas: ``train.flush_iters``, or with 0
-    LAG_ITERATIONS / (W - 1), at least MIN_FLUSH."""
-    n = config.train.flush_iters
-    return n if n > 0 else max(MIN_FLUSH, LAG_ITERATIONS // max(1, num_workers - 1))
 
 
 def regret_floor_now(run):

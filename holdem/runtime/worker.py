@@ -24,6 +24,33 @@ from holdem.store.delta import ColdRows, DeltaSplitter
 from holdem.store.store import RegretStore, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0
+# How far behind the shared store a worker reads: about (W - 1) x flush / 2 iterations of the
+# other workers' updates it cannot see yet. A flush of LAG_ITERATIONS / (W - 1) iterations keeps
+# that the same at every worker count (measured with tools/bench_convergence.py; README,
+# Parallel training).
+LAG_ITERATIONS = 700
+MIN_FLUSH = 32
+# Cold rows are held (ColdRows) by default only where flushes are at least this long: up to 15
+# workers. At 32 workers' 32-iteration flushes most preflop rows are touched less than once a
+# flush, so holding them cost -43.0 +- 13.1 mbb/hand in the lag simulator (hunl_default, 2 M
+# iterations; +18.4 +- 12.7 without); at 4, 8 and 15 workers it tied (README, Parallel training).
+HOLD_MIN_FLUSH = 50
+
+
+def flush_iterations(config, num_workers):
+    """Iterations a worker runs between two deltas: ``train.flush_iters``, or with 0
+    LAG_ITERATIONS / (W - 1), at least MIN_FLUSH."""
+    n = config.train.flush_iters
+    return n if n > 0 else max(MIN_FLUSH, LAG_ITERATIONS // max(1, num_workers - 1))
+
+
+def holds_cold_rows(config, num_workers):
+    """Whether workers hold cold rows (:class:`ColdRows`): ``train.hold_cold_rows``, or with
+    null when a flush (:func:`flush_iterations`) is at least HOLD_MIN_FLUSH iterations."""
+    hold = config.train.hold_cold_rows
+    if hold is None:
+        return flush_iterations(config, num_workers) >= HOLD_MIN_FLUSH
+    return bool(hold)
 
 
 def own_delta_weight(config, num_workers):
@@ -58,7 +85,7 @@ class BatchRunner:
         self.workspace = make_workspace(game)
         self.utility = np.zeros(1024, dtype=np.float64)
         self.splitter = DeltaSplitter()
-        self.cold = ColdRows(game) if config.train.hold_cold_rows else None
+        self.cold = ColdRows(game) if holds_cold_rows(config, num_workers) else None
 
     def warm_up(self):
         """Compile (or load) the kernels on throw-away stores."""
