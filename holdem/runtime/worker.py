@@ -119,8 +119,9 @@ class BatchRunner:
                    visits, seconds):
         """The delta record of the ``n`` iterations from ``t0`` just run (split against the
         shared store it read; ``last``: the batch's last flush), leaving the delta buffer empty
-        for the next flush. With ``train.hold_cold_rows`` the record leaves out what this flush
-        alone touched, and the last flush's record carries it (:class:`ColdRows`)."""
+        for the next flush. Where cold rows are held (:func:`holds_cold_rows`), the record leaves
+        out the rows that neither the flush before nor an earlier held touch reached; a later
+        flush that touches them again, or the batch's last, carries them (:class:`ColdRows`)."""
         if self.cold is not None:
             self.cold.route(self.delta, last)
         split = self.splitter.split(read_arrays, self.delta.arrays)

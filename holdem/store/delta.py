@@ -88,7 +88,8 @@ class ColdRows:
     workers' flush this leaves 0.60 of the rows of hunl_default and 0.79 of hunl_blueprint to
     merge (README, Parallel training). The worker does not see its own held updates in regret
     matching (nor its sent ones until they are merged), and a worker that dies loses what it
-    held.
+    held. Workers hold by default only where flushes are long enough
+    (:func:`holdem.runtime.worker.holds_cold_rows`).
     """
 
     def __init__(self, game):
