@@ -86,7 +86,7 @@ class TrainConfig:
     batch_size: int = 0
     merge_threads: int = 0
     flush_iters: int = 0
-    hold_cold_rows: typing.Optional[bool] = None
+    hold_cold_rows: typing.Optional[bool] = False
     own_delta_weight: typing.Optional[float] = None
     seed: int = 0
     snapshot_interval: float = 600.0
@@ -200,10 +200,8 @@ _APPLIES = {
 # switch on: checked on the final config (check_effective).
 _TENSORBOARD_KEYS = ("log_interval", "eval_interval", "eval_baseline", "eval_baseline_interval",
                      "eval_hands", "utility_window")
-_WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "own_delta_weight", "start_method",
-                "backend",
-                "ray_address",
-                "worker_timeout")
+WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "own_delta_weight",
+               "start_method", "backend", "ray_address", "worker_timeout")
 
 
 def _reason_unused(config, section, name):
@@ -383,14 +381,14 @@ def check_effective(config, workers=True):
     ``train.tensorboard``, and (with ``workers``: the run picks its executor from
     ``num_workers``) worker keys in-process. Called on the final config, after flags."""
     tc = config.train
-    for name in _TENSORBOARD_KEYS + (_WORKER_KEYS if workers else ()):
+    for name in _TENSORBOARD_KEYS + (WORKER_KEYS if workers else ()):
         key = f"train.{name}"
         if key not in config.origin:
             continue
         if name in _TENSORBOARD_KEYS and not tc.tensorboard:
             raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with TensorBoard "
                               "(train.tensorboard: true or --tensorboard)")
-        if name in _WORKER_KEYS and tc.num_workers == 1:
+        if name in WORKER_KEYS and tc.num_workers == 1:
             raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with worker "
                               "processes (train.num_workers other than 1, or --num-workers); "
                               "this run trains in-process")

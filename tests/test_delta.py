@@ -276,6 +276,71 @@ def test_split_delta_names_stored_rows_by_offset_and_new_rows_by_key():
         merger.close()
 
 
+def _same_split(a, b):
+    for x, y in ((a.regret, b.regret), (a.strategy, b.strategy)):
+        for name in ("offsets", "values", "cuts"):
+            np.testing.assert_array_equal(getattr(x, name), getattr(y, name))
+    for name in ("keys", "num_actions", "new_regrets", "new_strategy"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+def _copied(split):
+    """A split's arrays copied out of the splitter's scratch."""
+    import copy
+    return copy.deepcopy(split)
+
+
+def test_split_with_hints_matches_lookups_and_survives_bad_hints():
+    shared, keys, num_actions = _store(3000, seed=6)
+    rng = np.random.default_rng(7)
+    old = rng.choice(3000, size=700, replace=False)
+    new_keys = np.arange(3, 103, dtype=np.int64) * 7919 + (1 << 46)
+    all_keys = np.concatenate([keys[old], new_keys])
+    all_na = np.concatenate([num_actions[old], rng.integers(1, 6, 100).astype(np.int8)])
+    delta = RegretStore(row_capacity=16)
+    m = int(all_na.sum())
+    delta.merge(all_keys, all_na, rng.normal(size=m).astype(np.float32), rng.random(m))
+    read = read_only_view(shared.arrays)
+    looked_up = _copied(DeltaSplitter().split(read, delta.arrays))
+
+    keys_d, na_d, offsets_d = delta.used()[:3]
+    hints = np.full(delta.arrays.regrets.shape[0], kernels.NOT_FOUND, np.int64)
+    for key, off in zip(keys_d, offsets_d):
+        hints[off] = kernels.find_entry_py(shared.arrays, np.int64(key))
+    _same_split(DeltaSplitter().split(read, delta.arrays, hints), looked_up)
+    # Hints that are missing, point at a row of another length, or stop short of the delta's
+    # offsets are looked up instead: the split is the same.
+    bad = hints.copy()
+    bad[offsets_d[::3]] = kernels.NOT_FOUND
+    bad[offsets_d[1::3]] = 0                    # offset 0, no actions
+    _same_split(DeltaSplitter().split(read, delta.arrays, bad[:int(offsets_d[400])]), looked_up)
+
+
+def test_a_workers_traversal_leaves_the_hints_its_split_uses():
+    from holdem import config as config_mod
+    from holdem.games import make_game
+    from holdem.runtime.worker import BatchRunner
+
+    config = config_mod.default_for_game("leduc")
+    game = make_game(config)
+    shared = RegretStore(row_capacity=16)            # half the infosets already stored
+    warm = BatchRunner(game, config)
+    warm.run(read_only_view(shared.arrays), 0, 40, 0.0)
+    k, na, off, r, st = warm.delta.used()
+    shared.merge(k[::2], na[::2], np.ones(int(na[::2].sum()), np.float32),
+                 np.zeros(int(na[::2].sum())))
+    read = read_only_view(shared.arrays)
+    runner = BatchRunner(game, config, num_workers=2)
+    runner.run(read, 1000, 300, 0.0)
+    keys_d, _, offsets_d = runner.delta.used()[:3]
+    hints = runner.workspace.read_entry
+    for key, o in zip(keys_d, offsets_d):
+        assert hints[o] == kernels.find_entry_py(shared.arrays, np.int64(key))
+    hinted = _copied(runner.splitter.split(read, runner.delta.arrays, hints))
+    assert 0 < hinted.keys.size < keys_d.size      # both stored and new rows
+    _same_split(hinted, DeltaSplitter().split(read, runner.delta.arrays))
+
+
 def test_split_leaves_each_row_out_of_the_group_it_does_not_update():
     shared, keys, num_actions = _store(400, seed=5)
     delta = RegretStore(row_capacity=16)

@@ -184,7 +184,7 @@ def test_config_reference_marks_the_conditional_keys():
     """A key documented with a [condition] is one the config checks, and the other way round."""
     conditional = ({f"{s}.{n}" for s, n in config_mod._APPLIES}
                    | {f"train.{n}" for n in config_mod._TENSORBOARD_KEYS
-                      + config_mod._WORKER_KEYS})
+                      + config_mod.WORKER_KEYS})
     marked, section = set(), None
     for line in reference().splitlines():
         m = re.match(r"^(\s*)(\w+):[^#]*(#\s*(.*))?$", line)

@@ -151,6 +151,11 @@ def train(source, logdir, workers, seed=0, seconds=None, iters=None, start_metho
         data["game"]["buckets"] = str(resolve_asset(data["game"]["buckets"]).resolve())
     # Progress lines tell how far training is, so memory is sampled mid-run.
     data.setdefault("train", {}).update(progress_interval=0.25, seed=seed)
+    if workers == 1:
+        # The in-process run of a config tuned for workers: its worker keys would be refused.
+        from holdem.config import WORKER_KEYS
+        for key in WORKER_KEYS:
+            data["train"].pop(key, None)
     config.write_text(yaml.safe_dump(data))
     # A benchmark's logdir is scratch: a rerun replaces the run in it.
     cmd = [sys.executable, "-m", "holdem.cli.train_blueprint", "--config", str(config),

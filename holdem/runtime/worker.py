@@ -27,14 +27,12 @@ _PARENT_CHECK_SECONDS = 1.0
 # How far behind the shared store a worker reads: about (W - 1) x flush / 2 iterations of the
 # other workers' updates it cannot see yet. A flush of LAG_ITERATIONS / (W - 1) iterations keeps
 # that the same at every worker count (measured with tools/bench_convergence.py; README,
-# Parallel training).
+# Parallel training). Coarser flushes make workers faster (hunl_default, 2 workers over one
+# core: 1.33x with a delta every 700 iterations, 1.40x every 2,800, 1.43x every 7,000) but cost
+# worth where every row is hot (Leduc, 3 M iterations, with LAG_ITERATIONS / (W - 1) ** 1.5 and
+# 2,800: 2 workers 1.13x, 4 1.14x, 8 1.19x the in-process exploitability).
 LAG_ITERATIONS = 700
 MIN_FLUSH = 32
-# Cold rows are held (ColdRows) by default only where flushes are at least this long: up to 15
-# workers. At 32 workers' 32-iteration flushes most preflop rows are touched less than once a
-# flush, so holding them cost -43.0 +- 13.1 mbb/hand in the lag simulator (hunl_default, 2 M
-# iterations; +18.4 +- 12.7 without); at 4, 8 and 15 workers it tied (README, Parallel training).
-HOLD_MIN_FLUSH = 50
 
 
 def flush_iterations(config, num_workers):
@@ -45,12 +43,13 @@ def flush_iterations(config, num_workers):
 
 
 def holds_cold_rows(config, num_workers):
-    """Whether workers hold cold rows (:class:`ColdRows`): ``train.hold_cold_rows``, or with
-    null when a flush (:func:`flush_iterations`) is at least HOLD_MIN_FLUSH iterations."""
-    hold = config.train.hold_cold_rows
-    if hold is None:
-        return flush_iterations(config, num_workers) >= HOLD_MIN_FLUSH
-    return bool(hold)
+    """Whether workers hold cold rows (:class:`ColdRows`): ``train.hold_cold_rows`` (null, as
+    runs of an earlier version stored it, is false). Off by default: moving cold rows in and
+    out of the holding store cost a worker more than it saved the main process -- on
+    ``hunl_default`` 10 us per iteration at 2 workers' flush and 25 at 15 workers' (the
+    worker's rate 25.5 k instead of 37 k, and 15.4 k instead of 28.4 k iterations/s; README,
+    Parallel training)."""
+    return bool(config.train.hold_cold_rows)
 
 
 def own_delta_weight(config, num_workers):
@@ -108,12 +107,23 @@ class BatchRunner:
         done = 0
         while done < n:
             self.delta.reserve(game.max_new_rows, game.max_new_entries)
+            self._fit_read_entry()
             ran = run_kernel(game, read_arrays, self.delta.arrays, params, self.workspace,
                              state, t0 + done, n - done, self.utility[done:])
             if ran == 0:     # reserve() leaves room for an iteration; never spin if it did not
                 raise RuntimeError("the delta buffer has no room for an iteration")
             done += ran
         return float(self.utility[:n].sum()), int(self.workspace.visits[0])
+
+    def _fit_read_entry(self):
+        """Grow the workspace's ``read_entry`` (each delta row's shared entry, by value offset)
+        to the delta buffer's capacity, keeping what this flush's traversals wrote."""
+        have = self.workspace.read_entry
+        need = self.delta.arrays.regrets.shape[0]
+        if have.shape[0] < need:
+            grown = np.full(need, -1, np.int64)
+            grown[:have.shape[0]] = have
+            self.workspace = self.workspace._replace(read_entry=grown)
 
     def take_delta(self, read_arrays, batch_id, worker, generation, t0, n, last, utility_sum,
                    visits, seconds):
@@ -123,8 +133,12 @@ class BatchRunner:
         out the rows that neither the flush before nor an earlier held touch reached; a later
         flush that touches them again, or the batch's last, carries them (:class:`ColdRows`)."""
         if self.cold is not None:
+            # Rows put back from the holding store were not visited by this flush's
+            # traversals, so their shared entries are looked up again.
             self.cold.route(self.delta, last)
-        split = self.splitter.split(read_arrays, self.delta.arrays)
+            split = self.splitter.split(read_arrays, self.delta.arrays)
+        else:
+            split = self.splitter.split(read_arrays, self.delta.arrays, self.workspace.read_entry)
         payload = protocol.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
                                         visits, seconds, split)
         self.delta.clear()

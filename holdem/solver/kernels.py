@@ -65,6 +65,8 @@ Workspace = namedtuple("Workspace", [
     "payoff",          # float64[MAX_PLAYERS]: multi-way terminal payoffs
     "buckets", "strength", "deck",                                      # the deal
     "visits",          # int64[2]: decision nodes visited; infosets skipped (store full)
+    "read_entry",      # int64[E]: in a worker, the shared store's entry of each delta row,
+                       #   at the row's value offset (so the split needs no second lookup)
 ])
 
 
@@ -84,7 +86,7 @@ def make_workspace(max_depth, max_actions, num_players, num_streets=4, deck_size
         payoff=np.zeros(mw.MAX_PLAYERS, np.float64),
         buckets=np.zeros((num_players, num_streets), np.int64),
         strength=np.zeros(num_players, np.int64), deck=np.zeros(max(1, deck_size), np.int64),
-        visits=np.zeros(2, np.int64),
+        visits=np.zeros(2, np.int64), read_entry=np.zeros(1, np.int64),
     )
 
 
@@ -147,20 +149,24 @@ def add_strategy(write, off, num_actions, sigma, weight):
 
 
 @njit_inline
-def strategy_at(game, read, write, key, num_actions, sigma, is_delta, own_weight):
+def strategy_at(game, read, write, key, num_actions, sigma, is_delta, own_weight, read_entry):
     """Current strategy at infoset ``key`` into ``sigma``; returns (offset in ``write``, or -1
     when the store had no room for it; offset in ``read`` or -1).
 
     In a worker (``is_delta``) regret matching runs on shared regrets plus ``own_weight`` times
     this worker's own unmerged delta: it sees its own updates at once, and counting them W
     times stands in for the other workers' unfinished batches, which it cannot see (see
-    :func:`holdem.runtime.worker.own_delta_weight`). In-process ``read`` is ``write``."""
+    :func:`holdem.runtime.worker.own_delta_weight`); the shared entry it finds is kept in
+    ``read_entry`` at the delta row's offset (where that array reaches), for the split.
+    In-process ``read`` is ``write``."""
     entry = nodes.find_infoset(game, write, key, num_actions)
     woff = store_kernels.entry_offset(entry) if entry >= 0 else -1
     roff = woff
     if is_delta:
         shared = store_kernels.find_entry(read, key)
         roff = store_kernels.entry_offset(shared) if shared >= 0 else -1
+        if 0 <= woff < read_entry.shape[0]:
+            read_entry[woff] = shared
     total = 0.0
     for a in range(num_actions):
         r = 0.0
@@ -234,7 +240,7 @@ def external_traverse(game, read, write, params, ws, traverser, w, prune, state)
             p, street, na, key = nodes.open_node(game, ws, d)
             sigma = ws.sigma[d]
             woff, roff = strategy_at(game, read, write, key, na, sigma, params.is_delta,
-                                     params.own_weight)
+                                     params.own_weight, ws.read_entry)
             if woff < 0:
                 ws.visits[1] += 1
             if p != traverser:
@@ -285,7 +291,7 @@ def outcome_traverse(game, read, write, params, ws, traverser, w, state):
         p, street, na, key = nodes.open_node(game, ws, d)
         sigma = ws.sigma[d]
         woff, roff = strategy_at(game, read, write, key, na, sigma, params.is_delta,
-                                     params.own_weight)
+                                     params.own_weight, ws.read_entry)
         if woff < 0:
             ws.visits[1] += 1
         if p == traverser:

@@ -34,6 +34,9 @@ _REASONS = {dk.BAD_RANGE: "an offset outside the store's entries",
             dk.BAD_VALUE: "a NaN or infinite value"}
 
 
+_NO_HINT = np.zeros(0, np.int64)
+
+
 class DeltaSplitter:
     """Reusable scratch for :func:`holdem.store.delta_kernels.split_delta` (grows as needed,
     so a worker allocates only when its batches grow)."""
@@ -51,10 +54,13 @@ class DeltaSplitter:
             self._scratch[name] = arr
         return arr
 
-    def split(self, read, delta):
+    def split(self, read, delta, read_entry=None):
         """Split ``delta`` (StoreArrays) against the shared store ``read`` (StoreArrays).
         Increments travel as float32 (the store keeps float64 strategy sums). The returned
-        arrays are views of this object's scratch, valid until the next call."""
+        arrays are views of this object's scratch, valid until the next call. ``read_entry``:
+        the traversal's shared entry of each delta row by value offset (the worker's
+        ``Workspace.read_entry``), valid only when every row of ``delta`` was visited against
+        ``read`` since the buffer was cleared; None: each row is looked up."""
         rows, entries = int(delta.meta[0]), int(delta.meta[1])
         offsets = self._array("offsets", rows, np.uint32, groups=2)
         regrets = self._array("regrets", entries, np.float32)
@@ -66,7 +72,8 @@ class DeltaSplitter:
         cuts = self._cuts
         n_new, m_new = dk.split_delta(
             read, delta, self._array("row_offset", rows, np.int64), self._cursor, offsets,
-            regrets, strategy, cuts, keys, num_actions, new_regrets, new_strategy)
+            regrets, strategy, cuts, keys, num_actions, new_regrets, new_strategy,
+            _NO_HINT if read_entry is None else read_entry, read_entry is not None)
         groups = [Group(offsets[g, :cuts[g, 0, -1]], values[:cuts[g, 1, -1]], cuts[g])
                   for g, values in enumerate((regrets, strategy))]
         return SplitDelta(groups[0], groups[1], keys[:n_new], num_actions[:n_new],
@@ -88,7 +95,8 @@ class ColdRows:
     workers' flush this leaves 0.60 of the rows of hunl_default and 0.79 of hunl_blueprint to
     merge (README, Parallel training). The worker does not see its own held updates in regret
     matching (nor its sent ones until they are merged), and a worker that dies loses what it
-    held. Workers hold by default only where flushes are long enough
+    held. Off by default (``train.hold_cold_rows``): each held row costs two hash-table moves,
+    which slowed a worker more than it spared the main process
     (:func:`holdem.runtime.worker.holds_cold_rows`).
     """
 

@@ -91,9 +91,14 @@ def _place(cursor, s, off, source, src, na, out_offsets, out_values):
 
 @njit
 def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_strategy, cuts,
-                new_keys, new_num_actions, new_regrets, new_strategy):
+                new_keys, new_num_actions, new_regrets, new_strategy, read_entry, use_hint):
     """Split ``delta``'s rows against the shared store ``read`` (see the module docstring).
     Rows with no update at all are left out; each shard keeps the delta's row order.
+
+    With ``use_hint``, ``read_entry[o]`` is taken as the entry in ``read`` of the delta row at
+    value offset ``o`` (what the traversal found: every row was visited since the buffer was
+    cleared, against this ``read``); a row beyond it, or whose hint is not found or holds
+    another number of actions, is looked up as without it.
 
     Scratch: ``row_offset`` int64[rows] (each row's offset and flags), ``cursor`` int64[2, 2, SHARDS]. Outputs:
     ``out_offsets`` uint32[2, rows] (regret group, strategy group); the value arrays, each of
@@ -103,14 +108,18 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
     rows = delta.meta[0]
     cuts[:] = 0
     num_new = num_nv = 0
-    # Pass 1: find each row in the shared store (hash slots prefetched ahead); count the rows
-    # and values of each shard of each group; copy the new rows out.
+    # Pass 1: find each row in the shared store (its hint, or a lookup with the hash slots
+    # prefetched ahead); count the rows and values of each shard of each group; copy the new
+    # rows out.
+    hints = read_entry.shape[0] if use_hint else 0
     for i in range(rows):
-        if i + LOOKUP_AHEAD < rows:
-            prefetch_slot(read, delta.row_key[i + LOOKUP_AHEAD])
         na = np.int64(delta.row_num_actions[i])
         src = delta.row_offset[i]
-        entry = find_entry(read, delta.row_key[i])
+        entry = read_entry[src] if src < hints else NOT_FOUND
+        if entry == NOT_FOUND or entry_num_actions(entry) != na:
+            if not use_hint and i + LOOKUP_AHEAD < rows:
+                prefetch_slot(read, delta.row_key[i + LOOKUP_AHEAD])
+            entry = find_entry(read, delta.row_key[i])
         off = -1
         if entry != NOT_FOUND and entry_num_actions(entry) == na:
             off = entry_offset(entry)
