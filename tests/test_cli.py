@@ -139,6 +139,26 @@ def test_export_csv_and_filters_round_trip(tmp_path):
     assert len(rows) == sum(1 for r in a if r["player"] == 1 and "/" in r["history"])
 
 
+def test_export_filters_that_select_nothing_are_errors_naming_what_exists(tmp_path):
+    run("train_blueprint", "--game", "leduc", "--iters", 5000, "--logdir", tmp_path, "--quiet")
+    for args, needle in ((("--street", "flop"), "--street flop: no infoset of this checkpoint "
+                                                "is on it; its streets are 0, 1"),
+                         (("--player", 3), "--player 3: no infoset of this checkpoint belongs "
+                                           "to it; its players are 0, 1")):
+        out = tmp_path / "empty.json"
+        proc = run("export_strategy", "--checkpoint", tmp_path, "--out", out, *args,
+                   check=False)
+        assert proc.returncode == 2, proc.stderr
+        errors = [line for line in proc.stderr.splitlines() if "error:" in line]
+        assert len(errors) == 1 and needle in errors[0], proc.stderr
+        assert not out.exists()
+    # A filter that matches something still exports it.
+    some = tmp_path / "some.json"
+    run("export_strategy", "--checkpoint", tmp_path, "--out", some, "--street", "flop",
+        "--street", "1")
+    assert json.loads(some.read_text())["infosets"]
+
+
 def test_eval_matches_the_exploitability_the_training_log_showed(tmp_path):
     """The last eval/exploitability in TensorBoard is what eval_blueprint reports."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

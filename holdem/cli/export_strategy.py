@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from holdem.cli.common import ArgumentParser, run_main
+from holdem.config import ConfigError
 from holdem.fileio import atomic_open
 from holdem.games.small import RANK_LETTERS
 from holdem.games.tree import ACTION_LETTERS, NodeKind, history_letters
@@ -35,7 +36,7 @@ from holdem.games.tree import ACTION_LETTERS, NodeKind, history_letters
 
 def build_parser():
     p = ArgumentParser(prog="python -m holdem.cli.export_strategy",
-                       description="Write a checkpoint's average strategy as JSON.")
+                       description="Write a checkpoint's average strategy as JSON or CSV.")
     p.add_checkpoint()
     p.add_argument("--out", required=True, metavar="FILE", help="output file (.json or .csv)")
     p.add_argument("--format", choices=("json", "csv"),
@@ -52,6 +53,9 @@ CSV_FIELDS = ("player", "street", "private", "public", "history", "bucket", "han
               "strategy", "visited")
 
 
+_STREET_ORDER = {name: i for i, name in enumerate(("0", "1", "preflop", "flop", "turn", "river"))}
+
+
 def _street_of(record):
     if "street" in record:
         return record["street"]
@@ -59,9 +63,25 @@ def _street_of(record):
 
 
 def filter_records(records, streets=None, players=None):
-    return [r for r in records
+    """The records of ``streets`` and ``players`` (None or empty: all). Raises ConfigError,
+    naming what the export holds, when a filter, or the two together, select nothing."""
+    kept = [r for r in records
             if (not streets or _street_of(r) in streets)
             and (not players or r["player"] in players)]
+    if kept or not records or not (streets or players):
+        return kept
+    have_streets = sorted({_street_of(r) for r in records}, key=_STREET_ORDER.get)
+    have_players = sorted({r["player"] for r in records})
+    if streets and not set(streets) & set(have_streets):
+        raise ConfigError(f"--street {' '.join(streets)}: no infoset of this checkpoint is on "
+                          f"it; its streets are {', '.join(have_streets)}")
+    if players and not set(players) & set(have_players):
+        raise ConfigError(f"--player {' '.join(map(str, players))}: no infoset of this "
+                          f"checkpoint belongs to it; its players are "
+                          f"{', '.join(map(str, have_players))}")
+    raise ConfigError(f"--street {' '.join(streets)} --player {' '.join(map(str, players))}: "
+                      "no infoset of this checkpoint is on those streets and belongs to those "
+                      "players")
 
 
 def to_csv(records):
@@ -174,7 +194,6 @@ def multiway_records(game, store, streets=None):
     depth-first order, then bucket). Later streets cannot be listed: the betting tree past the
     flop is far too large to walk and infoset keys are hashes of the history."""
     from holdem.abstraction.buckets import preflop_hands
-    from holdem.config import ConfigError
     from holdem.games.nlhe import multiway_kernels as mk
     from holdem.games.nlhe.abstract import STREET_NAMES
     from holdem.games.nlhe.multiway import walk_decisions
