@@ -263,6 +263,7 @@ class Run:
             ckpt.check_resume_config(checkpoint, config, self.game)
         self.lease = LogdirLease(logdir, resume_path, overwrite)
         self.directory = self.lease.directory
+        self.resume_path = resume_path
         self.executor = None
         try:
             self.executor = executor if executor is not None else make_executor(self.game,
@@ -321,6 +322,16 @@ class Run:
     # -- the loop --------------------------------------------------------------------------
     def train(self):
         tc, executor = self.tc, self.executor
+        if self._target_reached():
+            try:
+                executor.close()
+            finally:
+                self.lease.release()
+            log(f"nothing to train: {self.resume_path} already holds {self.iterations:,} "
+                f"iterations and the run's total (--iters, train.iters) is {tc.iters:,}; give a "
+                "larger --iters to train on. No checkpoint written.")
+            return RunResult.finish(self.iterations, 0, 0.0, self.store.num_infosets,
+                                    self.resume_path, 0.0, "done")
         limit = memory_limit_bytes(self.config)
         path, reason = None, None
         failed = True
@@ -380,6 +391,14 @@ class Run:
             self.info(line)
         return RunResult.finish(self.iterations, ran, train_seconds, self.store.num_infosets,
                                 path, compile_seconds, reason)
+
+    def _target_reached(self):
+        """Whether this run resumes its own newest checkpoint at or past its iteration total
+        (resuming into another logdir still writes the checkpoint there)."""
+        tc = self.tc
+        return (self.resume_path is not None and tc.iters is not None
+                and self.iterations >= tc.iters
+                and Path(self.resume_path).parent.resolve() == Path(self.directory).resolve())
 
     def _stop_reason(self, stop, limit):
         tc = self.tc

@@ -159,6 +159,18 @@ def test_export_filters_that_select_nothing_are_errors_naming_what_exists(tmp_pa
     assert json.loads(some.read_text())["infosets"]
 
 
+def test_resuming_to_a_total_already_reached_says_so_and_writes_nothing(tmp_path):
+    run("train_blueprint", "--game", "leduc", "--iters", 5000, "--logdir", tmp_path, "--quiet")
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.rglob("*.ckpt")}
+    assert len(before) == 1
+    proc = run("train_blueprint", "--game", "leduc", "--iters", 4000, "--logdir", tmp_path,
+               "--resume-from", tmp_path)
+    assert "nothing to train" in proc.stderr and "already holds 5,000 iterations" in proc.stderr
+    iterations, _, rate, infosets, path = done_fields(proc.stdout)
+    assert (iterations, rate, infosets) == (5000, 0.0, 288) and path.name in before
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.rglob("*.ckpt")} == before
+
+
 def test_eval_matches_the_exploitability_the_training_log_showed(tmp_path):
     """The last eval/exploitability in TensorBoard is what eval_blueprint reports."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
