@@ -399,6 +399,17 @@ def check_effective(config, workers=True):
                               f"backend is {tc.backend}")
 
 
+def _yaml_problem(exc):
+    """One line for a YAML error: what is wrong and where (line and column, 1-based)."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem is None:
+        return " ".join(str(exc).split())
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    context = getattr(exc, "context", None)
+    return f"{problem}{where}" + (f" ({context})" if context else "")
+
+
 def load(path):
     """Load and validate a YAML config file."""
     path = Path(path)
@@ -409,7 +420,7 @@ def load(path):
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
     return from_dict(data, source=str(path))
 
 

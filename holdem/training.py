@@ -189,7 +189,8 @@ class LogdirLease:
         for path in self.stale:
             path.unlink(missing_ok=True)
         if self.stale:
-            log(f"--overwrite: deleted {len(self.stale)} files of the run that was in "
+            n = len(self.stale)
+            log(f"--overwrite: deleted {n} file{'s' if n != 1 else ''} of the run that was in "
                 f"{self.logdir}")
         self.stale = []
 
@@ -236,6 +237,10 @@ def make_executor(game, config):
         return InProcessExecutor(game, config)
     from holdem.runtime.process import ProcessExecutor
 
+    cores = os.cpu_count() or 1
+    if config.train.backend != "ray" and workers > cores:
+        log(f"warning: {workers} worker processes on {cores} cores: they share the cores with "
+            "each other and with the main process")
     return ProcessExecutor(game, config, workers)
 
 

@@ -171,6 +171,30 @@ def test_resuming_to_a_total_already_reached_says_so_and_writes_nothing(tmp_path
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.rglob("*.ckpt")} == before
 
 
+def test_smaller_messages_are_one_clear_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("game:\n  name: leduc\n  bad: [1, 2\n")
+    proc = run("train_blueprint", "--config", bad, "--iters", 10, "--logdir", tmp_path / "x",
+               check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1, proc.stderr           # one line, where it is wrong
+    assert proc.stderr.startswith("python -m holdem.cli.train_blueprint: error: ")
+    assert "not valid YAML" in proc.stderr and "line 4, column 1" in proc.stderr
+    run("train_blueprint", "--game", "kuhn", "--iters", 100, "--logdir", tmp_path / "k",
+        "--quiet")
+    proc = run("train_blueprint", "--game", "kuhn", "--iters", 100, "--logdir", tmp_path / "k",
+               "--overwrite")
+    assert "--overwrite: deleted 1 file of the run" in proc.stderr
+
+
+def test_more_workers_than_cores_is_said(tmp_path):
+    import os
+    workers = (os.cpu_count() or 1) + 1
+    proc = run("train_blueprint", "--game", "kuhn", "--iters", 2000, "--num-workers", workers,
+               "--logdir", tmp_path)
+    assert f"warning: {workers} worker processes on {os.cpu_count()} cores" in proc.stderr
+
+
 def test_eval_matches_the_exploitability_the_training_log_showed(tmp_path):
     """The last eval/exploitability in TensorBoard is what eval_blueprint reports."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

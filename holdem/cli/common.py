@@ -37,9 +37,19 @@ def checkpoint_file(text):
     return found
 
 
+def program_name():
+    """How the running command is invoked: ``python -m holdem.cli.NAME`` for this package's
+    commands, else the script's name."""
+    script = Path(sys.argv[0])
+    if script.parent.name == "cli" and script.parent.parent.name == "holdem":
+        return f"python -m holdem.cli.{script.stem}"
+    return script.name
+
+
 def run_main(main, argv=None):
-    """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2."""
-    prog = sys.argv[0].rsplit("/", 1)[-1]
+    """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2, with
+    the prefix argparse gives its own errors (``python -m holdem.cli.NAME``)."""
+    prog = program_name()
     try:
         code = main(argv)
     except (ConfigError, CheckpointError, BucketFileError) as exc:
