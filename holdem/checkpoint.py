@@ -29,6 +29,7 @@ analysis loads the same game and abstraction (:func:`check_resume_config`) and t
 (:func:`run_state`). Analysis and training both read checkpoints through these functions only.
 """
 
+import os
 import platform
 import re
 import struct
@@ -277,25 +278,32 @@ def resolve(path):
 EVENTS_GLOB = "events.out.tfevents.*"           # TensorBoard's event files, in the logdir
 
 
-def claim_logdir(logdir, resume_path=None, overwrite=False):
-    """Check that a run may train into ``logdir``; return the files of another run that
-    training must delete first (only with ``overwrite``).
+def claim_logdir(logdir, resume_path=None, overwrite=False, damaged=()):
+    """Check that a run may train into ``logdir``; return (the files of another run that
+    training must delete first, only with ``overwrite``; the later checkpoints of this run that
+    it sets aside, when it resumes from an older one of its own).
 
-    A logdir without checkpoints is free. One with checkpoints may only be continued: resumed
-    from its newest checkpoint, which must also have the most iterations (else the newer
-    checkpoints are another history, and pruning would delete the wrong files). Otherwise
-    :class:`LogdirError`, unless ``overwrite``: then every checkpoint but ``resume_path`` goes,
-    and, unless the run resumes from one of them, the TensorBoard event files too.
+    A logdir without checkpoints is free. One with checkpoints may be continued: resumed from
+    its newest checkpoint, which must also have the most iterations (else the newer checkpoints
+    are another history, and pruning would delete the wrong files), or from an older checkpoint
+    of its own, whose later ones are then superseded. ``damaged``: checkpoints that failed to
+    load, which count as absent. Otherwise :class:`LogdirError`, unless ``overwrite``: then
+    every checkpoint but ``resume_path`` goes, and, unless the run resumes from one of them, the
+    TensorBoard event files too.
     """
     logdir = Path(logdir)
-    found = list_checkpoints(checkpoint_dir(logdir))
+    skip = {Path(p).resolve() for p in damaged}
+    found = [p for p in list_checkpoints(checkpoint_dir(logdir)) if p.resolve() not in skip]
     if not found:
-        return []
-    newest = resolve(logdir)
+        return [], []
+    newest = max(found, key=_written)
     resume = Path(resume_path).resolve() if resume_path is not None else None
     continues = resume is not None and resume == newest.resolve() and newest == found[-1]
     if continues:
-        return []
+        return [], []
+    ours = [p.resolve() for p in found]
+    if not overwrite and resume in ours and newest == found[-1]:
+        return [], found[ours.index(resume) + 1:]
     if not overwrite:
         what = f"{len(found)} checkpoint{'s' if len(found) > 1 else ''}, newest {newest.name}"
         if resume is None:
@@ -310,7 +318,68 @@ def claim_logdir(logdir, resume_path=None, overwrite=False):
     stale = [p for p in found if resume is None or p.resolve() != resume]
     if resume is None or resume.parent != checkpoint_dir(logdir).resolve():
         stale += sorted(logdir.glob(EVENTS_GLOB))
-    return stale
+    return stale, []
+
+
+def set_aside(path, why):
+    """Rename ``path`` to ``path.WHY`` (``.WHY.2`` and so on if taken) so that no command lists
+    it as a checkpoint again, keeping its bytes; returns the new path."""
+    path = Path(path)
+    target = path.with_name(f"{path.name}.{why}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.{why}.{n}")
+    os.replace(path, target)
+    return target
+
+
+def _resume_order(path):
+    """Checkpoints to try when resuming from the logdir ``path``: its newest (:func:`resolve`,
+    when its header reads), then the others, most iterations first."""
+    candidates = run_checkpoints(path)
+    try:
+        first = resolve(path)
+    except CheckpointError:
+        first = None
+    order = ([first] if first is not None else []) + [
+        p for p in reversed(candidates) if first is None or p != first]
+    if not order:
+        resolve(path)                       # raises: no checkpoint files
+    return order
+
+
+def resume_header(path):
+    """The header of the checkpoint a resume from ``path`` starts from (the first in
+    :func:`load_for_resume`'s order whose header reads)."""
+    path = Path(path)
+    if not path.is_dir():
+        return read_header(resolve(path))[0]
+    errors = []
+    for candidate in _resume_order(path):
+        try:
+            return read_header(candidate)[0]
+        except CheckpointError as exc:
+            errors.append(exc)
+    raise errors[0]
+
+
+def load_for_resume(path):
+    """The checkpoint to resume from ``path`` (a file or a logdir) and the damaged ones passed
+    over: (path, Checkpoint, [(damaged path, CheckpointError)]). A logdir whose newest
+    checkpoint fails to load (truncated, corrupt) resumes from the newest one that loads; a
+    named file must load. Raises the newest one's CheckpointError when none loads."""
+    path = Path(path)
+    if not path.is_dir():
+        found = resolve(path)
+        return found, load(found), []
+    damaged = []
+    for candidate in _resume_order(path):
+        try:
+            return candidate, load(candidate), damaged
+        except CheckpointError as exc:
+            damaged.append((candidate, exc))
+    raise damaged[0][1]
 
 
 def prune(directory, keep):

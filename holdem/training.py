@@ -162,13 +162,14 @@ class LogdirLease:
     so failed runs leave no empty logdirs behind.
     """
 
-    def __init__(self, logdir, resume_path=None, overwrite=False):
+    def __init__(self, logdir, resume_path=None, overwrite=False, damaged=()):
         self.logdir = Path(logdir)
         self.directory = ckpt.checkpoint_dir(logdir)
         self._made = _missing_dirs(self.directory.absolute())
         self._events = set(self.logdir.glob(ckpt.EVENTS_GLOB))
         self._fd = None
-        self.stale = []
+        self.stale, self.superseded = [], []
+        self.resume_path = resume_path
         self.directory.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(self.directory, os.O_RDONLY)
         try:
@@ -179,19 +180,35 @@ class LogdirLease:
             raise ckpt.LogdirError(f"logdir {logdir}: another process is training into it") \
                 from None
         try:
-            self.stale = ckpt.claim_logdir(logdir, resume_path, overwrite)
+            self.stale, self.superseded = ckpt.claim_logdir(logdir, resume_path, overwrite,
+                                                            damaged)
         except BaseException:
             self.release(failed=True)
             raise
+        # A damaged checkpoint of this logdir is renamed, never deleted, so that it is not
+        # found again (a damaged one elsewhere is only passed over).
+        own = self.directory.resolve()
+        for path in damaged:
+            if Path(path).resolve().parent == own and Path(path).exists():
+                log(f"set the damaged checkpoint aside as {ckpt.set_aside(path, 'damaged')}")
 
     def clear_stale(self):
-        """Delete the other run's files (``overwrite``)."""
+        """Delete the other run's files (``overwrite``), or set aside this run's checkpoints
+        later than the older one it resumes from (renamed ``*.superseded``)."""
+        if self.superseded:
+            names = ", ".join(p.name for p in self.superseded)
+            for path in self.superseded:
+                ckpt.set_aside(path, "superseded")
+            log(f"resuming from {Path(self.resume_path).name}, older than this run's newest: "
+                f"set {len(self.superseded)} later checkpoint"
+                f"{'s' if len(self.superseded) != 1 else ''} aside as *.superseded ({names})")
+            self.superseded = []
         for path in self.stale:
             path.unlink(missing_ok=True)
         if self.stale:
             n = len(self.stale)
             log(f"--overwrite: deleted {n} file{'s' if n != 1 else ''} of the run that was in "
-                f"{self.logdir}")
+                f"{self.logdir} ({', '.join(p.name for p in self.stale)})")
         self.stale = []
 
     def release(self, failed=False, ran=False):
@@ -259,14 +276,17 @@ class Run:
         self.logdir = Path(logdir)
         self.progress = progress
         checkpoint = resume_path = None
+        damaged = []
         if resume_from is not None:
-            resume_path = ckpt.resolve(resume_from)
-            checkpoint = ckpt.load(resume_path)
+            resume_path, checkpoint, damaged = ckpt.load_for_resume(resume_from)
+            for path, exc in damaged:
+                log(f"warning: passing over a damaged checkpoint: {exc}")
             ckpt.check_resume_config(checkpoint, config)        # the game, before building it
         self.game = make_game(config)
         if checkpoint is not None:
             ckpt.check_resume_config(checkpoint, config, self.game)
-        self.lease = LogdirLease(logdir, resume_path, overwrite)
+        self.lease = LogdirLease(logdir, resume_path, overwrite,
+                                 damaged=[path for path, _ in damaged])
         self.directory = self.lease.directory
         self.resume_path = resume_path
         self.executor = None

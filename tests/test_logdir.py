@@ -70,7 +70,7 @@ def test_a_logdir_that_holds_a_run_is_continued_or_overwritten_never_mixed(tmp_p
     assert len(events(logdir)) == 1 and events(logdir) != old_events
 
 
-def test_resuming_elsewhere_or_from_an_older_checkpoint_into_a_run_is_refused(tmp_path):
+def test_resuming_from_another_run_into_a_run_is_refused(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for logdir, iters in ((a, 10000), (b, 10000), (b, 20000)):
         resume = ["--resume-from", b] if logdir == b and iters == 20000 else []
@@ -82,9 +82,6 @@ def test_resuming_elsewhere_or_from_an_older_checkpoint_into_a_run_is_refused(tm
     proc = run("train_blueprint", "--game", "kuhn", "--iters", 30000, "--logdir", b,
                "--resume-from", a, check=False)
     refused(proc, f"logdir {b}: already holds a run", ckpt.checkpoint_name(20000))
-    proc = run("train_blueprint", "--game", "kuhn", "--iters", 15000, "--logdir", b,
-               "--resume-from", older, check=False)
-    refused(proc, "resume from its newest checkpoint", ckpt.checkpoint_name(20000))
     assert contents(b) == before
 
     # Branching from the older checkpoint with --overwrite keeps that checkpoint, drops the
@@ -93,6 +90,51 @@ def test_resuming_elsewhere_or_from_an_older_checkpoint_into_a_run_is_refused(tm
                "--resume-from", older, "--overwrite", "--quiet")
     assert done_fields(proc.stdout)[0] == 15000
     assert names(b) == [ckpt.checkpoint_name(10000), ckpt.checkpoint_name(15000)]
+
+
+def test_resuming_from_an_older_checkpoint_of_the_run_sets_the_later_ones_aside(tmp_path):
+    logdir = tmp_path / "run"
+    run("train_blueprint", "--game", "kuhn", "--iters", 10000, "--logdir", logdir, "--quiet")
+    run("train_blueprint", "--game", "kuhn", "--iters", 20000, "--logdir", logdir, "--quiet",
+        "--resume-from", logdir)
+    directory = ckpt.checkpoint_dir(logdir)
+    later = (directory / ckpt.checkpoint_name(20000)).read_bytes()
+    proc = run("train_blueprint", "--game", "kuhn", "--iters", 15000, "--logdir", logdir,
+               "--resume-from", directory / ckpt.checkpoint_name(10000))
+    assert done_fields(proc.stdout)[0] == 15000
+    assert (f"set 1 later checkpoint aside as *.superseded ({ckpt.checkpoint_name(20000)})"
+            in proc.stderr)
+    assert names(logdir) == [ckpt.checkpoint_name(10000), ckpt.checkpoint_name(15000)]
+    kept = directory / (ckpt.checkpoint_name(20000) + ".superseded")
+    assert kept.read_bytes() == later                      # renamed, never deleted
+    # The logdir holds one history again: it continues from its newest.
+    proc = run("train_blueprint", "--game", "kuhn", "--iters", 16000, "--logdir", logdir,
+               "--resume-from", logdir, "--quiet")
+    assert done_fields(proc.stdout)[0] == 16000
+
+
+def test_a_damaged_newest_checkpoint_is_set_aside_and_the_run_resumes_from_the_one_before(
+        tmp_path):
+    logdir = tmp_path / "run"
+    run("train_blueprint", "--game", "kuhn", "--iters", 10000, "--logdir", logdir, "--quiet")
+    run("train_blueprint", "--game", "kuhn", "--iters", 20000, "--logdir", logdir, "--quiet",
+        "--resume-from", logdir)
+    directory = ckpt.checkpoint_dir(logdir)
+    newest = directory / ckpt.checkpoint_name(20000)
+    data = newest.read_bytes()
+    newest.write_bytes(data[:len(data) - 100])              # truncated (a full disk, a crash)
+    proc = run("train_blueprint", "--game", "kuhn", "--iters", 30000, "--logdir", logdir,
+               "--resume-from", logdir)
+    assert done_fields(proc.stdout)[0] == 30000
+    assert "passing over a damaged checkpoint" in proc.stderr and "truncated" in proc.stderr
+    assert f"resuming from {directory / ckpt.checkpoint_name(10000)}" in proc.stderr
+    aside = directory / (ckpt.checkpoint_name(20000) + ".damaged")
+    assert aside.read_bytes() == data[:len(data) - 100]     # kept, under another name
+    assert names(logdir) == [ckpt.checkpoint_name(10000), ckpt.checkpoint_name(30000)]
+    # A damaged file named explicitly is still an error.
+    proc = run("train_blueprint", "--game", "kuhn", "--iters", 40000, "--logdir",
+               tmp_path / "other", "--resume-from", aside, check=False)
+    assert proc.returncode == 2 and "truncated" in proc.stderr
 
 
 def test_commands_given_a_logdir_load_its_newest_run_and_say_which(tmp_path):

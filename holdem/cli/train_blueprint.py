@@ -92,7 +92,7 @@ def main(argv=None):
     from holdem import training
 
     if config is None:
-        header, _ = ckpt.read_header(ckpt.resolve(args.resume_from))
+        header = ckpt.resume_header(args.resume_from)
         config = config_mod.from_stored(header["config"], source=f"checkpoint {args.resume_from}")
     config = config_mod.with_overrides(config, train=overrides)
     result = training.train(config, args.logdir, resume_from=args.resume_from,
