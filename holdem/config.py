@@ -450,6 +450,32 @@ def to_dict(config):
     return out
 
 
+# What a resumed run takes from its checkpoint unless given explicitly: every train setting
+# but the stopping point, which each invocation gives anew (iters is the run's total).
+PER_INVOCATION_KEYS = ("iters", "time_budget")
+
+
+def continued(config, stored):
+    """``config`` with each train setting that it does not give explicitly (a default, not a
+    key of its file or of the command line) taken from ``stored``, the config of the run it
+    resumes, so that a resumed run keeps its workers, backend, TensorBoard, evaluation and seed
+    (:data:`PER_INVOCATION_KEYS` excepted)."""
+    data = to_dict(config)
+    kept = to_dict(stored).get("train", {})
+    for name, value in kept.items():
+        if name not in PER_INVOCATION_KEYS and f"train.{name}" not in config.origin:
+            data.setdefault("train", {})[name] = value
+    return _build(data, config.source, dict(config.origin))
+
+
+def changed_settings(before, after):
+    """[(key, old value, new value)] of the train settings that differ between ``before`` (a
+    resumed run's config) and ``after`` (this invocation's), stopping point excepted."""
+    old, new = dataclasses.asdict(before.train), dataclasses.asdict(after.train)
+    return [(f"train.{k}", old[k], new[k]) for k in new
+            if k not in PER_INVOCATION_KEYS and old[k] != new[k]]
+
+
 def with_overrides(config, source="command line", **sections):
     """A copy with ``sections={'train': {'iters': 10}, ...}`` applied (None values skipped).
     Errors in the overrides name ``source``. Keys the config had that the overrides make

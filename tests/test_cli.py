@@ -195,6 +195,33 @@ def test_more_workers_than_cores_is_said(tmp_path):
     assert f"warning: {workers} worker processes on {os.cpu_count()} cores" in proc.stderr
 
 
+def test_resume_keeps_the_runs_settings_unless_a_flag_changes_them(tmp_path):
+    from holdem import checkpoint as ckpt
+
+    config = tmp_path / "leduc.yaml"                 # settles no train setting itself
+    config.write_text("game:\n  name: leduc\n")
+    run("train_blueprint", "--config", config, "--iters", 20000, "--num-workers", 2,
+        "--tensorboard", "--seed", 7, "--logdir", tmp_path, "--quiet")
+    # The README's command: the config file again, the logdir, nothing about workers.
+    proc = run("train_blueprint", "--config", config, "--iters", 40000, "--logdir", tmp_path,
+               "--resume-from", tmp_path)
+    assert ("resuming with the run's settings (num_workers 2, backend process, tensorboard "
+            "true, seed 7)") in proc.stderr
+    stored = ckpt.read_header(ckpt.resolve(tmp_path))[0]["config"]["train"]
+    assert (stored["num_workers"], stored["tensorboard"], stored["seed"]) == (2, True, 7)
+    assert len(list(tmp_path.glob(ckpt.EVENTS_GLOB))) == 2      # the curves go on
+    # A setting the config file gives explicitly is the file's, and said to have changed.
+    config.write_text("game:\n  name: leduc\ntrain:\n  seed: 3\n")
+    proc = run("train_blueprint", "--config", config, "--iters", 45000, "--logdir", tmp_path,
+               "--resume-from", tmp_path)
+    assert f"changed: train.seed 7 -> 3 ({config})" in proc.stderr
+    proc = run("train_blueprint", "--config", config, "--iters", 50000, "--logdir", tmp_path,
+               "--resume-from", tmp_path, "--num-workers", 1)
+    assert "changed: train.num_workers 2 -> 1 (command line)" in proc.stderr
+    stored = ckpt.read_header(ckpt.resolve(tmp_path))[0]["config"]["train"]
+    assert (stored["num_workers"], stored["tensorboard"]) == (1, True)
+
+
 def test_eval_matches_the_exploitability_the_training_log_showed(tmp_path):
     """The last eval/exploitability in TensorBoard is what eval_blueprint reports."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
