@@ -93,6 +93,22 @@ def test_shell_examples_run(worked):
             assert proc.stdout.startswith("done: iterations="), f"{command}\n{proc.stderr}"
 
 
+def test_the_readmes_continued_run_keeps_its_workers_and_tensorboard(worked):
+    """The main job trains with workers and TensorBoard; the README's "continue the run"
+    command gives only the config file and the logdir, and must not drop either."""
+    _, results = worked
+    first = [proc for command, proc in results
+             if "train_blueprint" in command and "--tensorboard" in command
+             and "--num-workers" in command and "--resume-from" not in command]
+    resumed = [proc for command, proc in results
+               if "train_blueprint" in command and "--resume-from" in command]
+    assert first and resumed
+    for proc in resumed:
+        assert "resuming with the run's settings (num_workers 2, backend process, tensorboard " \
+               "true" in proc.stderr, proc.stderr
+        assert "starting 2 workers" in proc.stderr, proc.stderr
+
+
 def test_python_example_runs(worked, monkeypatch):
     directory, _ = worked
     monkeypatch.chdir(directory)
