@@ -261,6 +261,24 @@ def make_executor(game, config):
     return ProcessExecutor(game, config, workers)
 
 
+def resumed_settings(checkpoint, config):
+    """A line saying what a resumed run continues with and which settings differ from the
+    checkpoint's run, with where each new value came from."""
+    tc = config.train
+    text = (f"resuming with the run's settings (num_workers {tc.num_workers}, backend "
+            f"{tc.backend}, tensorboard {str(tc.tensorboard).lower()}, seed {tc.seed})")
+    try:
+        stored = config_mod.from_stored(checkpoint.header["config"], source="checkpoint")
+    except config_mod.ConfigError:
+        return text
+    changed = config_mod.changed_settings(stored, config)
+    if changed:
+        text += "; changed: " + "; ".join(
+            f"{key} {old!r} -> {new!r} ({config.origin.get(key, 'default')})"
+            for key, old, new in changed)
+    return text
+
+
 class Run:
     """The state of one training run, and its loop (:meth:`train`)."""
 
@@ -325,6 +343,7 @@ class Run:
         if not self.executor.discounts_in_kernel:
             self.dcfr.sync_to(self.iterations)
         self.info(f"resuming from {checkpoint.path} at iteration {self.iterations:,}")
+        self.info(resumed_settings(checkpoint, self.config))
 
     def info(self, message):
         """A status line on stderr, unless the run is quiet (``progress=False``); warnings and

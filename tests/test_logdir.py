@@ -55,17 +55,18 @@ def test_a_logdir_that_holds_a_run_is_continued_or_overwritten_never_mixed(tmp_p
             "--overwrite")
     assert contents(logdir) == before and events(logdir) == old_events
 
-    # Continuing it is fine.
+    # Continuing it is fine (and keeps its TensorBoard curves: a second event file).
     proc = run("train_blueprint", "--game", "kuhn", "--iters", 30000, "--logdir", logdir,
                "--resume-from", logdir, "--quiet")
     assert done_fields(proc.stdout)[0] == 30000
     assert names(logdir) == [ckpt.checkpoint_name(20000), ckpt.checkpoint_name(30000)]
+    assert len(events(logdir)) == 2
 
     # --overwrite starts over: the old run's checkpoints and TensorBoard file are gone.
     proc = run("train_blueprint", "--game", "kuhn", "--iters", 10000, "--logdir", logdir,
                "--overwrite", "--tensorboard")
     assert done_fields(proc.stdout)[0] == 10000
-    assert "--overwrite: deleted 3 files" in proc.stderr
+    assert "--overwrite: deleted 4 files" in proc.stderr
     assert names(logdir) == [ckpt.checkpoint_name(10000)]
     assert len(events(logdir)) == 1 and events(logdir) != old_events
 

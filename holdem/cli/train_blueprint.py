@@ -91,7 +91,6 @@ def main(argv=None):
     from holdem import checkpoint as ckpt
     from holdem import training
 
-    stored = None
     if args.resume_from:
         header = ckpt.resume_header(args.resume_from)
         stored = config_mod.from_stored(header["config"], source=f"checkpoint {args.resume_from}")
@@ -99,14 +98,6 @@ def main(argv=None):
         # from the checkpoint (--config configs/x.yaml must not turn TensorBoard off).
         config = stored if config is None else config_mod.continued(config, stored)
     config = config_mod.with_overrides(config, train=overrides)
-    if stored is not None and not args.quiet:
-        changed = config_mod.changed_settings(stored, config)
-        what = "; ".join(f"{key} {old!r} -> {new!r} ({config.origin.get(key, 'default')})"
-                         for key, old, new in changed)
-        tc = config.train
-        print(f"resuming with the run's settings (num_workers {tc.num_workers}, backend "
-              f"{tc.backend}, tensorboard {str(tc.tensorboard).lower()}, seed {tc.seed})"
-              f"{'; changed: ' + what if changed else ''}", file=sys.stderr, flush=True)
     result = training.train(config, args.logdir, resume_from=args.resume_from,
                             progress=not args.quiet, overwrite=args.overwrite)
     print(result.done_line(), flush=True)
