@@ -37,8 +37,8 @@ from holdem.store.store import read_only_view
 CHUNKS = 8
 # The flush-to-merge delay, in iterations per worker: about one merge pass (a millisecond or
 # two) whatever the worker count, during which W workers run W times as many iterations.
-# tools/bench_merge.py predicts 452 iterations at 15 workers for hunl_default and 427 for Leduc
-# (2 merge threads; README, Parallel training).
+# tools/bench_merge.py predicts 394 iterations at 15 workers for hunl_default and 275 for
+# hunl_blueprint on 2 merge threads (480 here; README, Performance).
 DELAY_PER_WORKER = 32
 
 
