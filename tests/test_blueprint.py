@@ -98,6 +98,48 @@ def test_nlhe_query_by_line_and_cards(tmp_path):
         bp.query([], "As Kd", "2c 7h 9d")
 
 
+def test_one_line_notation_for_query_spot_charts_and_exports(small_nlhe_blueprint, hunl_run,
+                                                          tmp_path):
+    import subprocess
+    import sys
+
+    from holdem.analysis.blueprint import load_checkpoint_store
+    from holdem.analysis.charts import range_chart
+    from holdem.cli.export_strategy import nlhe_records
+
+    bp = small_nlhe_blueprint
+    as_list = bp.query(["r2.5b", "c"], "As Kd", "2c 7h 9d")
+    # The string the CLI takes is split into labels, not into characters.
+    assert bp.query("r2.5b c", "As Kd", "2c 7h 9d") == as_list
+    # An exported history names the same node: every exported history reads back to it.
+    game, store, _ = load_checkpoint_store(hunl_run)
+    records = nlhe_records(game, store)
+    checked = 0
+    for record in records[::max(1, len(records) // 300)]:
+        labels = bp.line_labels(record["history"])
+        assert record["actions"] == list(bp.action_meanings(labels))
+        assert bp.node_of(labels) == bp.node_of(bp.line_labels(" ".join(labels)))
+        checked += 1
+    assert checked > 100
+    assert bp.line_labels("r2.5c/") == ["r2.5b", "c"]
+    assert bp.query("r2.5c/", "As Kd", "2c 7h 9d") == as_list
+    with pytest.raises(ValueError, match=r"no raise to 3 big blinds after the start \(raises "
+                                         r"here: r2.5, r100\)"):
+        bp.line_labels("r3c")
+    # No board is None as well as ().
+    assert bp.query("", "As Kd", None) == bp.query([], "As Kd")
+    assert range_chart(bp, "r2.5").line == range_chart(bp, ["r2.5b"]).line == ("r2.5b",)
+    # The CLI takes an export history in --spot.
+    proc = subprocess.run([sys.executable, "-m", "holdem.cli.inspect_blueprint", "--checkpoint",
+                           str(hunl_run), "--spot", "r2.5c/ | As Kd | 2c 7h 9d"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    proc2 = subprocess.run([sys.executable, "-m", "holdem.cli.inspect_blueprint", "--checkpoint",
+                            str(hunl_run), "--spot", "r2.5b c | As Kd | 2c 7h 9d"],
+                           capture_output=True, text=True, timeout=600)
+    assert proc.stdout == proc2.stdout
+
+
 def test_inspect_blueprint_cli(tmp_path):
     import subprocess
     import sys

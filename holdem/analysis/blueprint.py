@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -108,6 +109,11 @@ class Translation(NamedTuple):
         """The size is an abstract size (read as it with certainty)."""
         return len(self.options) == 1 and math.isclose(self.fraction, self.options[0][1],
                                                        rel_tol=1e-9, abs_tol=1e-9)
+
+
+# Export histories (``history_string``): f, c or r<big blinds>, streets separated by "/".
+_HISTORY_TOKEN_RE = re.compile(r"[fc]|r\d+(?:\.\d+)?")
+_HISTORY_RE = re.compile(r"(?:[fc/]|r\d+(?:\.\d+)?)+")
 
 
 @dataclass(frozen=True)
@@ -275,15 +281,46 @@ class Blueprint:
             self._hands = preflop_hands(self.game.deal.tables)
         return self._hands
 
+    def line_labels(self, line):
+        """The abstract labels of a betting line given as the CLI takes it: a string of labels
+        separated by spaces (``"r2.5b c"``), an export history (``"r2.5c/r1"``: one letter per
+        action, raise-to amounts in big blinds after ``r``, streets separated by ``/``), a
+        list of labels, or None / ``""`` for the first decision. No-Limit Hold'em."""
+        if line is None:
+            return []
+        if not isinstance(line, str):
+            return [str(label) for label in line]
+        text = line.strip()
+        if not text or any(ch.isspace() for ch in text) or not _HISTORY_RE.fullmatch(text):
+            return text.split()
+        labels = []
+        for token in _HISTORY_TOKEN_RE.findall(text):
+            if token in ("f", "c"):
+                labels.append(token)
+                continue
+            _, _, _, moves, _, _, _ = self._decision(labels)
+            big_blind = self._big_blind
+            match = [label for label, to in moves
+                     if label not in ("f", "c") and f"{to / big_blind:g}" == token[1:]]
+            if not match:
+                sizes = [f"r{to / big_blind:g}" for label, to in moves if label not in ("f", "c")]
+                raise ValueError(f"line {line!r}: no raise to {token[1:]} big blinds after "
+                                 f"{' '.join(labels) or 'the start'} (raises here: "
+                                 f"{', '.join(sizes) or 'none'})")
+            labels.append(match[0])
+        return labels
+
     def spot(self, labels, hole, board=(), average=True):
-        """The decision after the line ``labels`` (abstract labels) for the player to act holding
-        ``hole`` with ``board`` (the cards dealt so far: 0, 3, 4 or 5, as the line's street
-        needs); cards as text (``"As Kd"``) or ints 0..51. Returns a :class:`Spot`."""
+        """The decision after the line ``labels`` (see :meth:`line_labels`: labels, or an
+        export history) for the player to act holding ``hole`` with ``board`` (the cards dealt
+        so far: 0, 3, 4 or 5, as the line's street needs; None = none); cards as text
+        (``"As Kd"``) or ints 0..51. Returns a :class:`Spot`."""
         from holdem.abstraction.buckets import lookup_buckets
         from holdem.games.nlhe.rules import seat_name
 
-        labels = list(labels)
-        hole, board = card_tuple(hole, "hole"), card_tuple(board, "board")
+        labels = self.line_labels(labels)
+        hole = card_tuple(hole, "hole")
+        board = card_tuple(() if board is None else board, "board")
         if len(hole) != 2:
             raise ValueError(f"hole needs 2 cards, got {describe_cards(hole)}")
         player, street, key_of, moves, bet, commit, pot = self._decision(labels)
@@ -312,8 +349,9 @@ class Blueprint:
                     visited=self._row(key) >= 0)
 
     def query(self, labels, hole, board=(), average=True):
-        """Strategy of the player to act after ``labels`` holding ``hole`` (2 cards) with the
-        board cards dealt so far (text such as ``"As Kd"``, or ints 0..51). Returns
+        """Strategy of the player to act after ``labels`` (labels as a list or a string, or an
+        export history: :meth:`line_labels`) holding ``hole`` (2 cards) with the board cards
+        dealt so far (text such as ``"As Kd"``, or ints 0..51; None = none). Returns
         {label: probability}; :meth:`spot` tells more."""
         spot = self.spot(labels, hole, board, average)
         return {label: float(p) for label, p in zip(spot.labels, spot.strategy)}

@@ -101,13 +101,13 @@ def _cell_of(name):
 
 
 def range_chart(bp, line=(), average=True, check_representatives=True):
-    """The chart of the player to act after the preflop ``line`` (abstract labels).
+    """The chart of the player to act after the preflop ``line`` (abstract labels, as a list or
+    a string, or an export history: :meth:`Blueprint.line_labels`).
 
     With ``check_representatives`` every class is queried with its first and last combination
     and the two answers must be identical (they are whenever preflop buckets are hand classes).
     Raises ChartError for a non-NLHE blueprint, a bad line or one that is not a preflop decision.
     """
-    line = tuple(line)
     if bp.game.name != "nlhe":
         raise ChartError(f"range charts are for No-Limit Hold'em, not {bp.game.name!r}")
     if bp.game.is_multiway:
@@ -115,6 +115,7 @@ def range_chart(bp, line=(), average=True, check_representatives=True):
                          f"{bp.game.num_players} players (use inspect_blueprint --spot or "
                          "export_strategy for its preflop strategy)")
     try:
+        line = tuple(bp.line_labels(line))
         node = bp.node_of(list(line))
     except ValueError as exc:
         raise ChartError(str(exc)) from None

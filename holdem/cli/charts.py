@@ -23,8 +23,9 @@ def build_parser():
                        "of all 169 hand classes at one decision (terminal grid by default).")
     p.add_checkpoint()
     p.add_argument("--line", default="", metavar='"LABELS"',
-                   help='abstract preflop actions so far, space-separated: "" = small blind first '
-                   'to act (default), "r2.5b" = big blind facing the open, "r2.5b r1p" = ...')
+                   help='abstract preflop actions so far, space-separated labels or an export '
+                   'history: "" = small blind first to act (default), "r2.5b" (or "r2.5") = '
+                   'big blind facing the open, "r2.5b r1p" = ...')
     p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
     p.add_argument("--png", metavar="OUT.png", help="write a PNG (needs matplotlib)")
     p.add_argument("--compare", metavar="PATH2", type=checkpoint_file,
@@ -47,7 +48,7 @@ def main(argv=None):
 
     try:
         with compile_notice(COMPILE_SECONDS):
-            chart = range_chart(Blueprint.load(args.checkpoint), args.line.split(),
+            chart = range_chart(Blueprint.load(args.checkpoint), args.line,
                                 average=not args.current)
         result = chart
         if args.compare:

@@ -33,7 +33,8 @@ def build_parser():
 
 
 def parse_spot(text):
-    """(labels, hole cards, board cards) of the spot notation."""
+    """(line, hole cards, board cards) of the spot notation (the line as written: labels or an
+    export history, read by :meth:`holdem.analysis.blueprint.Blueprint.line_labels`)."""
     from holdem.cards import parse
     from holdem.config import ConfigError
 
@@ -49,7 +50,7 @@ def parse_spot(text):
         raise ConfigError(f"--spot {text!r}: {exc}") from None
     if len(hole_cards) != 2:
         raise ConfigError(f"--spot {text!r}: HOLE needs 2 cards")
-    return line.split(), hole_cards, board_cards
+    return line, hole_cards, board_cards
 
 
 COMPILE_SECONDS = 4
