@@ -126,6 +126,9 @@ def test_one_line_notation_for_query_spot_charts_and_exports(small_nlhe_blueprin
     with pytest.raises(ValueError, match=r"no raise to 3 big blinds after the start \(raises "
                                          r"here: r2.5, r100\)"):
         bp.line_labels("r3c")
+    spot = bp.spot("r2.5b c", [51, 45], [0, 22, 29])
+    assert (spot.hole, spot.board, spot.line) == (("As", "Kd"), ("2c", "7h", "9d"),
+                                                  ("r2.5b", "c"))
     # No board is None as well as ().
     assert bp.query("", "As Kd", None) == bp.query([], "As Kd")
     assert range_chart(bp, "r2.5").line == range_chart(bp, ["r2.5b"]).line == ("r2.5b",)

@@ -12,7 +12,7 @@ import numpy as np
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.analysis.strategy import average_profile, current_profile
-from holdem.cards import card_tuple, describe_cards, repeated_card
+from holdem.cards import card_tuple, describe_cards, format_card, repeated_card
 from holdem.games import make_game
 
 
@@ -125,8 +125,8 @@ class Spot:
     player: int             # the seat to act: 0 = small blind, 1 = big blind, 2 = UTG, ...
     seat: str               # its name: 'small blind (button)', 'big blind', 'UTG', ..., 'button'
     street: int             # 0 = preflop .. 3 = river
-    hole: tuple             # the player's two cards (ints 0..51)
-    board: tuple            # the board dealt so far
+    hole: tuple             # the player's two cards, as text ('As', 'Kd')
+    board: tuple            # the board dealt so far, as text
     bucket: int             # the player's card bucket on this street
     num_buckets: int        # buckets on this street
     hands: tuple            # preflop: the hand classes in the bucket ('AKs', ...); else ()
@@ -339,8 +339,9 @@ class Blueprint:
         bucket = int(lookup_buckets(tables, np.array([hole]), np.array(full_board))[0, street])
         key, big_blind = key_of(bucket), self._big_blind
         return Spot(line=tuple(labels), player=player,
-                    seat=seat_name(player, self.game.num_players), street=street, hole=hole,
-                    board=board, bucket=bucket, num_buckets=int(tables.num_buckets[street]),
+                    seat=seat_name(player, self.game.num_players), street=street,
+                    hole=tuple(map(format_card, hole)), board=tuple(map(format_card, board)),
+                    bucket=bucket, num_buckets=int(tables.num_buckets[street]),
                     hands=self._preflop_hands[bucket] if street == 0 else (),
                     pot=pot / big_blind, to_call=(bet - commit) / big_blind,
                     labels=tuple(label for label, _ in moves),

@@ -91,11 +91,10 @@ def main(argv=None):
 def describe_spot(spot, iterations, current=False):
     """The lines ``--spot`` prints for a :class:`holdem.analysis.blueprint.Spot`."""
     from holdem.analysis.blueprint import STREETS
-    from holdem.cards import format_cards
 
     street = STREETS[spot.street]
     call = f"{spot.to_call:g} bb to call" if spot.to_call else "nothing to call"
-    cards = format_cards(spot.hole) + (f", board {format_cards(spot.board)}" if spot.board else "")
+    cards = " ".join(spot.hole) + (f", board {' '.join(spot.board)}" if spot.board else "")
     hands = (f" = hand class{'es' if len(spot.hands) > 1 else ''} {' '.join(spot.hands)}"
              if spot.hands else "")
     which = "current (regret matching)" if current else "average"
