@@ -38,9 +38,10 @@ from holdem.solver.solver import DcfrSchedule
 from holdem.store.store import RegretStore
 
 
-COMPILE_SECONDS = {False: 20, True: 30}
+COMPILE_SECONDS = {False: 12, True: 16}
 """Seconds a cold start spends compiling, in-process (False) or for worker processes (True):
-CPU seconds measured on the 2-core development machine, any game."""
+measured on the 2-core development machine with configs/hunl_default.yaml, the slowest game
+(12.4 s and 16.3 s to 'kernels ready'; README, Performance)."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ import numba
 import pytest
 
 from holdem._jit import cache_dir
+from holdem import training
 from holdem.cli import eval_blueprint, play
 from holdem.metrics import compile_notice
 
@@ -113,6 +114,6 @@ def test_training_announces_a_cold_cache_and_quiet_is_quiet(tmp_path):
     _forget(cache, "merge_delta")
     cold = train("cold")
     lines = cold.stderr.splitlines()
-    assert lines[0] == NOTICE.format(30).strip() and lines[1].startswith("kernels ready in")
+    assert lines[0] == NOTICE.format(training.COMPILE_SECONDS[True]).strip() and lines[1].startswith("kernels ready in")
     warm = train("warm")
     assert "compiling kernels" not in warm.stderr and "kernels ready in" in warm.stderr
