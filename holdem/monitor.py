@@ -7,8 +7,65 @@ executor adds its own scalars (e.g. the parallel merge's) through ``extra``.
 import math
 import time
 
+import numpy as np
+
 from holdem import config as config_mod
 from holdem.metrics import Progress, TensorBoardWriter, WindowMean, first_rate, log
+
+
+class PreflopChange:
+    """How much the average preflop strategy moved since the last call (heads-up No-Limit
+    Hold'em): the mean, over the preflop infosets visited both times, of the total variation
+    distance 0.5 * sum_a |p_now(a) - p_before(a)| (0: unchanged; 1: disjoint). It falls as the
+    strategy settles. Costs a pass over the store's keys and the preflop rows' values."""
+
+    def __init__(self, game):
+        from holdem.games.tree import NodeKind
+
+        tree = game.tree
+        decision = np.flatnonzero(tree.kind == NodeKind.DECISION)
+        self._preflop = np.asarray(tree.street[decision] == 0)     # by history index
+        self._stride = int(game.bucket_stride)
+        self._last = None
+
+    def _snapshot(self, store):
+        keys, num_actions, offsets, _, strategy_sum = store.used()
+        hist = keys // self._stride
+        inside = hist < self._preflop.shape[0]
+        mask = np.zeros(keys.shape[0], bool)
+        mask[inside] = self._preflop[hist[inside]]
+        keys, na, off = keys[mask], num_actions[mask].astype(np.int64), offsets[mask]
+        order = np.argsort(keys, kind="stable")
+        keys, na, off = keys[order], na[order], off[order]
+        starts = np.cumsum(na) - na
+        entry = np.repeat(off - starts, na) + np.arange(int(na.sum()))
+        sums = np.asarray(strategy_sum[entry], np.float64)
+        totals = np.add.reduceat(sums, starts) if keys.size else np.zeros(0)
+        per = np.repeat(totals, na)
+        probs = np.where(per > 0, sums / np.where(per > 0, per, 1.0), 1.0 / np.repeat(na, na))
+        return keys, na, starts, probs
+
+    def __call__(self, store):
+        """The change since the previous call, or None on the first call (or when no preflop
+        infoset was visited both times)."""
+        now, before = self._snapshot(store), self._last
+        self._last = now
+        if before is None:
+            return None
+        keys, na, starts, probs = now
+        k0, na0, starts0, probs0 = before
+        pos = np.searchsorted(k0, keys)
+        pos = np.minimum(pos, max(0, k0.shape[0] - 1))
+        common = (k0.shape[0] > 0) & (k0[pos] == keys) & (na0[pos] == na)
+        if not common.any():
+            return None
+        rows_na = na[common]
+        first = np.cumsum(rows_na) - rows_na
+        step = np.arange(int(rows_na.sum())) - np.repeat(first, rows_na)
+        a = np.repeat(starts[common], rows_na) + step
+        b = np.repeat(starts0[pos[common]], rows_na) + step
+        diff = np.abs(probs[a] - probs0[b])
+        return float(0.5 * np.add.reduceat(diff, first).mean())
 
 
 class RunMonitor:
@@ -33,6 +90,8 @@ class RunMonitor:
         self._last_iters = None
         self._evaluator = None
         self._bot_tables = None
+        self._preflop_change = (PreflopChange(game) if game.name == "nlhe" and not game.is_multiway
+                                else None)
         if self.tb is not None:
             self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
             self.tb.flush()
@@ -89,6 +148,8 @@ class RunMonitor:
             expl = self._exploitability(store)
             if expl is not None:
                 values["eval/exploitability"] = expl
+        if self._preflop_change is not None:
+            values["eval/preflop_strategy_change"] = self._preflop_change(store)
         baseline = self.config.train.eval_baseline
         if (baseline and self.game.name == "nlhe"
                 and (force or now - self._last_baseline >= self.config.train.eval_baseline_interval)):
