@@ -349,19 +349,27 @@ def _resume_order(path):
     return order
 
 
-def resume_header(path):
-    """The header of the checkpoint a resume from ``path`` starts from (the first in
-    :func:`load_for_resume`'s order whose header reads)."""
+def _first_that_reads(path, read):
+    """(checkpoint path, ``read(path)``, [(damaged path, CheckpointError)]) for the checkpoint a
+    resume from ``path`` starts from: a named file must read; in a logdir, the first of
+    :func:`_resume_order` that does. Raises the first failure's CheckpointError when none does."""
     path = Path(path)
     if not path.is_dir():
-        return read_header(resolve(path))[0]
-    errors = []
+        found = resolve(path)
+        return found, read(found), []
+    damaged = []
     for candidate in _resume_order(path):
         try:
-            return read_header(candidate)[0]
+            return candidate, read(candidate), damaged
         except CheckpointError as exc:
-            errors.append(exc)
-    raise errors[0]
+            damaged.append((candidate, exc))
+    raise damaged[0][1]
+
+
+def resume_header(path):
+    """The header of the checkpoint a resume from ``path`` starts from (the first whose header
+    reads: a truncated file's header may, and :func:`load_for_resume` then passes it over)."""
+    return _first_that_reads(path, lambda p: read_header(p)[0])[1]
 
 
 def load_for_resume(path):
@@ -369,17 +377,7 @@ def load_for_resume(path):
     over: (path, Checkpoint, [(damaged path, CheckpointError)]). A logdir whose newest
     checkpoint fails to load (truncated, corrupt) resumes from the newest one that loads; a
     named file must load. Raises the newest one's CheckpointError when none loads."""
-    path = Path(path)
-    if not path.is_dir():
-        found = resolve(path)
-        return found, load(found), []
-    damaged = []
-    for candidate in _resume_order(path):
-        try:
-            return candidate, load(candidate), damaged
-        except CheckpointError as exc:
-            damaged.append((candidate, exc))
-    raise damaged[0][1]
+    return _first_that_reads(path, load)
 
 
 def prune(directory, keep):
