@@ -11,6 +11,7 @@ from holdem.runtime import record_kernels as rk
 from holdem.runtime.executor import Batch
 from holdem.runtime.merge import AFTER_FAILURE, BAD_KEYS, merge_arena
 from holdem.runtime.process import Pending, flush_iterations
+from holdem.runtime.worker import pair_flush
 from holdem.runtime.worker import BatchRunner
 from holdem.store.delta import RowMerger
 from holdem.store.store import RegretStore, read_only_view
@@ -200,7 +201,19 @@ def test_pending_batches_take_flushes_in_order():
     assert p.remainder() == Batch(id=4, t0=1100, n=200, elapsed=0.0)
 
 
-@pytest.mark.parametrize("workers,flush", [(2, 700), (4, 233), (8, 100), (15, 50), (64, 32)])
+@pytest.mark.parametrize("n,infosets,flush", [
+    (11_000, 206_000, 5000),     # hunl_default: capped (more lag lost head-to-head)
+    (2_880, 288, 700),           # Leduc: every row hot, so no coarser than 700
+    (300, 288, 300),             # never more than the batch
+    (11_000, 2_000, 2_000),      # one iteration per stored infoset in between
+])
+def test_two_workers_flush_by_the_store_size(n, infosets, flush):
+    assert pair_flush(None, n, infosets) == flush
+    assert pair_flush(64, n, infosets) == 64            # train.flush_iters decides when set
+
+
+@pytest.mark.parametrize("workers,flush", [(1, None), (2, None), (3, 350), (4, 233), (8, 100),
+                                           (15, 50), (64, 32)])
 def test_flush_size_shrinks_with_the_worker_count(workers, flush):
     config = config_mod.default_for_game("leduc")
     assert flush_iterations(config, workers) == flush

@@ -30,7 +30,7 @@ from benchlib import log
 from holdem import config as config_mod
 from holdem.cli.common import iteration_count, non_negative_int, positive_float
 from holdem.games import make_game
-from holdem.runtime.process import flush_iterations
+from holdem.runtime.process import flush_iterations, flush_text
 from holdem.runtime.lagged import DELAY_PER_WORKER, LaggedExecutor, default_delay
 from holdem.training import train
 
@@ -111,8 +111,8 @@ def main(argv=None):
             if game.is_small:
                 x = evaluator.exploitability(load_profile(logdir).average)
                 print(f"{w} workers: exploitability {x:.6f} = {x / ref:.2f}x in-process "
-                      f"({result.iterations:,} iterations; a delta every "
-                      f"{args.flush or flush_iterations(workers_config, w):,}, merged "
+                      f"({result.iterations:,} iterations; "
+                      f"{flush_text(args.flush or flush_iterations(workers_config, w))}, merged "
                       f"{default_delay(w) if args.merge_delay is None else args.merge_delay:,} "
                       "later)")
             else:
@@ -120,8 +120,8 @@ def main(argv=None):
                                      seed=1)
                 print(f"{w} workers vs in-process: {match.mbb_per_hand:+.1f} ± "
                       f"{match.ci95:.1f} mbb/hand ({match.hands:,} hands; "
-                      f"{result.iterations:,} iterations each; a delta every "
-                      f"{args.flush or flush_iterations(workers_config, w):,}, merged "
+                      f"{result.iterations:,} iterations each; "
+                      f"{flush_text(args.flush or flush_iterations(workers_config, w))}, merged "
                       f"{default_delay(w) if args.merge_delay is None else args.merge_delay:,} "
                       "later)")
 

@@ -54,7 +54,7 @@ from holdem.runtime import protocol
 from holdem.runtime import record_kernels as rk
 from holdem.runtime.merge import MergeScratch, merge_arena, reason
 from holdem.runtime.process import batch_size_for, flush_iterations
-from holdem.runtime.worker import BatchRunner, holds_cold_rows
+from holdem.runtime.worker import BatchRunner, holds_cold_rows, pair_flush
 from holdem.solver import kernels as solver_kernels
 from holdem.solver.solver import Solver, make_params
 from holdem.store.delta import RowMerger
@@ -276,6 +276,7 @@ def main(argv=None):
     warm_rate = warm(solver, args.warm_seconds)
     store = solver.store
     batch = args.batch or batch_size_for(args.worker_rate or warm_rate, store)
+    flush = pair_flush(flush, batch, store.num_infosets)
     payloads, measured_rate = record(game, config, store, solver.iterations, args.flushes, flush,
                                      batch)
     worker_rate = args.worker_rate or measured_rate

@@ -29,7 +29,8 @@ from holdem.runtime import protocol
 from holdem.runtime import record_kernels as rk
 from holdem.runtime.executor import BatchResult
 from holdem.runtime.merge import MergeScratch, reason
-from holdem.runtime.process import batch_size_for, flush_iterations, merge_pass
+from holdem.runtime.process import batch_size_for, flush_iterations, flush_text, merge_pass
+from holdem.runtime.worker import pair_flush
 from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.store.delta import RowMerger
 from holdem.store.store import read_only_view
@@ -54,6 +55,7 @@ class _SimWorker:
         self.batch = None
         self.done = 0                   # iterations of the batch flushed so far
         self.flush_done = 0             # iterations of the current flush run so far
+        self.flush = 0                  # the batch's flush
         self.state = None               # the current flush's RNG state
         self.utility_sum = 0.0
         self.visits = 0
@@ -76,7 +78,7 @@ class LaggedExecutor:
         # As the process executor configures its workers: the resolved worker count.
         self.config = config_mod.with_overrides(config, train={"num_workers": self.num_workers})
         self.batch_size = batch_size or config.train.batch_size or None
-        self.flush = int(flush or flush_iterations(self.config, self.num_workers))
+        self.flush = flush or flush_iterations(self.config, self.num_workers)   # None: per batch
         self.delay = default_delay(workers) if delay is None else int(delay)
         self.run = None
         self.workers = []
@@ -109,6 +111,7 @@ class LaggedExecutor:
     def submit(self, batch):
         w = next(w for w in self.workers if w.batch is None)
         w.batch, w.done, w.flush_done = batch, 0, 0
+        w.flush = pair_flush(self.flush, batch.n, self.run.store.num_infosets)
 
     def results(self, timeout):
         """One turn: every busy worker runs the next slice of its flush; a finished flush's
@@ -127,7 +130,7 @@ class LaggedExecutor:
 
     def _slice(self, index, w):
         batch = w.batch
-        flush_n = min(self.flush, batch.n - w.done)
+        flush_n = min(w.flush, batch.n - w.done)
         if w.flush_done == 0:
             w.state = batch_rng_state(self.config.train.seed, batch.t0 + w.done)
             w.utility_sum, w.visits, w.seconds = 0.0, 0, 0.0
@@ -183,8 +186,8 @@ class LaggedExecutor:
         pass
 
     def summary(self, run):
-        return [f"lagged executor: {self.num_workers} simulated workers, a delta every "
-                f"{self.flush:,} iterations, merged {self.delay:,} iterations later"]
+        return [f"lagged executor: {self.num_workers} simulated workers, "
+                f"{flush_text(self.flush)}, merged {self.delay:,} iterations later"]
 
     def checkpoint_state(self, run):
         return [batch_rng_state(self.config.train.seed, run.iterations)], {}, {}

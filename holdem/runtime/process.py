@@ -37,7 +37,8 @@ from holdem.runtime.merge import MergeScratch, merge_arena, merge_one, reason
 from holdem.runtime.pool import ProcessPool, WorkerDied
 from holdem.runtime.replica import StoreLog
 from holdem.runtime.ring import Inbox, Rings
-from holdem.runtime.worker import BatchRunner, batch_rng_state, flush_iterations
+from holdem.runtime.worker import (BatchRunner, batch_rng_state, flush_iterations, flush_text,
+                                   pair_flush)
 from holdem.solver import kernels
 from holdem.solver.solver import make_params
 from holdem.store.delta import RowMerger
@@ -178,8 +179,7 @@ class ProcessExecutor:
     def start(self, run, stop):
         self.run = run
         where = "Ray actors" if self.tc.backend == "ray" else self.tc.start_method
-        flush = "one delta a batch" if self.flush is None else \
-            f"a delta every {self.flush:,} iterations"
+        flush = flush_text(self.flush)
         run.info(f"starting {self.num_workers} workers ({where}), {flush}")
         if self.pool is None:
             self.pool = self._make_pool(run)
@@ -228,6 +228,12 @@ class ProcessExecutor:
         self.queue.append(batch)
         self._send()
 
+    def _flush_of(self, batch):
+        """The batch's flush (None for Ray: one delta per batch)."""
+        if self.tc.backend == "ray":
+            return None
+        return pair_flush(self.flush, batch.n, self.run.store.num_infosets)
+
     def _send(self):
         """Hand queued batches to workers with free pipeline slots, emptiest first."""
         while self.queue:
@@ -238,7 +244,8 @@ class ProcessExecutor:
             batch = self.queue.pop(0)
             w = self.workers[i]
             payload = protocol.encode_request(batch.id, batch.t0, batch.n, batch.elapsed,
-                                              self._store_message(w), flush=self.flush)
+                                              self._store_message(w),
+                                              flush=self._flush_of(batch))
             w.outstanding[batch.id] = Pending(batch)
             try:
                 self.pool.submit(i, payload)

@@ -27,19 +27,50 @@ _PARENT_CHECK_SECONDS = 1.0
 # How far behind the shared store a worker reads: about (W - 1) x flush / 2 iterations of the
 # other workers' updates it cannot see yet. A flush of LAG_ITERATIONS / (W - 1) iterations keeps
 # that the same at every worker count (measured with tools/bench_convergence.py; README,
-# Parallel training). Coarser flushes make workers faster (hunl_default, 2 workers over one
-# core: 1.33x with a delta every 700 iterations, 1.40x every 2,800, 1.43x every 7,000) but cost
-# worth where every row is hot (Leduc, 3 M iterations, with LAG_ITERATIONS / (W - 1) ** 1.5 and
-# 2,800: 2 workers 1.13x, 4 1.14x, 8 1.19x the in-process exploitability).
+# Parallel training). Two workers flush less often (:func:`pair_flush`): each misses only the
+# other's updates, and the per-flush costs (split, send, merge) are what keep them from using
+# their two cores (hunl_default, 2 workers over one core, median of five pairs: 1.28x with a
+# delta every 700 iterations, 1.35x every 1,400, 1.37x-1.41x every 2,800, 1.51x with one per
+# batch of about 11,000). But the lag costs worth: where every row is hot (Leduc, 2 workers,
+# 3 M / 20 M iterations: 1.04x / 1.07x the in-process exploitability with a delta every 700
+# iterations, 1.31x / 1.24x with one per 2,880-iteration batch), so their flush is at most one
+# iteration per stored infoset; and on hunl_default beyond PAIR_MAX_FLUSH (2 workers against
+# in-process at 2 M iterations: +0.1 +- 12.8 mbb/hand every 2,800, -1.4 +- 12.8 every 5,000,
+# -16.2 +- 12.9 with one delta per batch).
 LAG_ITERATIONS = 700
+PAIR_MAX_FLUSH = 5000
 MIN_FLUSH = 32
 
 
 def flush_iterations(config, num_workers):
     """Iterations a worker runs between two deltas: ``train.flush_iters``, or with 0
-    LAG_ITERATIONS / (W - 1), at least MIN_FLUSH."""
+    LAG_ITERATIONS / (W - 1), at least MIN_FLUSH, for three or more workers and None (decided
+    per batch by :func:`pair_flush`) for one or two."""
     n = config.train.flush_iters
-    return n if n > 0 else max(MIN_FLUSH, LAG_ITERATIONS // max(1, num_workers - 1))
+    if n > 0:
+        return n
+    if num_workers <= 2:
+        return None
+    return max(MIN_FLUSH, LAG_ITERATIONS // (num_workers - 1))
+
+
+def pair_flush(flush, n, num_infosets):
+    """The flush of a batch of ``n`` iterations: ``flush`` (:func:`flush_iterations`), or where
+    that is None as many iterations as the store has infosets, at least LAG_ITERATIONS and at
+    most PAIR_MAX_FLUSH and the batch (so ``hunl_default``'s 2 workers send a delta every
+    5,000 iterations, Leduc's every 700)."""
+    if flush is not None:
+        return flush
+    return max(1, min(n, PAIR_MAX_FLUSH, max(LAG_ITERATIONS, int(num_infosets))))
+
+
+def flush_text(flush):
+    """How a run's workers flush, for its messages: ``flush`` as :func:`flush_iterations`
+    returns it."""
+    if flush is None:
+        return (f"a delta every {LAG_ITERATIONS:,} to {PAIR_MAX_FLUSH:,} iterations (one "
+                "iteration per stored infoset)")
+    return f"a delta every {flush:,} iterations"
 
 
 def holds_cold_rows(config, num_workers):
