@@ -95,8 +95,8 @@ class TrainConfig:
     tensorboard: bool = False
     log_interval: float = 10.0
     eval_interval: float = 60.0
-    eval_baseline: typing.Optional[str] = None
-    eval_baseline_interval: float = 600.0
+    eval_baseline: typing.Optional[str] = "equity"
+    eval_baseline_interval: float = 300.0
     eval_hands: int = 20_000
     utility_window: int = 10_000
     start_method: str = "spawn"
@@ -171,12 +171,22 @@ def _schedule_used(config):
 
 
 def _baseline_set(config):
-    if config.train.eval_baseline is not None:
+    if config.game.name == "nlhe" and config.train.eval_baseline is not None:
         return None
+    if config.game.name != "nlhe":
+        return f"takes effect only with game.name: nlhe (this config: {config.game.name})"
     return "takes effect only with train.eval_baseline set (this config: null)"
 
 
 _NLHE = _when("game.name", "nlhe")
+
+
+def _cheap_eval(config):
+    g = config.game
+    if g.name != "nlhe" or g.num_players == 2:
+        return None
+    return ("takes effect only with game.name: kuhn or leduc, or nlhe with num_players: 2 "
+            f"(this config: {g.num_players} players)")
 # When a key takes effect, decided by the config itself. A key given explicitly outside its
 # condition is rejected; one that only comes along from defaults or a stored config is left out
 # of to_dict. (The actions section as a whole is No-Limit only.)
@@ -191,15 +201,14 @@ _APPLIES = {
     ("solver", "schedule_clock"): _schedule_used,
     **{("solver", name): _when("solver.prune", True)
        for name in ("prune_after", "prune_prob", "prune_threshold")},
-    ("train", "eval_interval"): _when("game.name", "kuhn", "leduc"),
+    ("train", "eval_interval"): _cheap_eval,
     ("train", "eval_baseline"): _NLHE,
     ("train", "eval_baseline_interval"): _baseline_set,
     ("train", "eval_hands"): _baseline_set,
 }
 # Keys that take effect only with TensorBoard or worker processes, which command-line flags
 # switch on: checked on the final config (check_effective).
-_TENSORBOARD_KEYS = ("log_interval", "eval_interval", "eval_baseline", "eval_baseline_interval",
-                     "eval_hands", "utility_window")
+_TENSORBOARD_KEYS = ("log_interval", "utility_window")
 WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "own_delta_weight",
                "start_method", "backend", "ray_address", "worker_timeout")
 

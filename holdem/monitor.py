@@ -69,7 +69,12 @@ class PreflopChange:
 
 
 class RunMonitor:
-    """Progress line, TensorBoard scalars and periodic exact evaluation for one run.
+    """Progress line, TensorBoard scalars and periodic evaluation for one run.
+
+    Evaluations run whether or not TensorBoard is on, each printed as one ``eval:`` line (unless
+    the run is quiet) and, with TensorBoard, written as ``eval/*`` scalars: every
+    ``eval_interval`` s the exact exploitability (Kuhn, Leduc) or the preflop strategy change
+    (heads-up NLHE); every ``eval_baseline_interval`` s a match against ``eval_baseline`` (NLHE).
 
     ``start_iterations``: where this invocation started (a resumed run's count), so the first
     rates count only the iterations it ran."""
@@ -92,13 +97,13 @@ class RunMonitor:
         self._bot_tables = None
         self._preflop_change = (PreflopChange(game) if game.name == "nlhe" and not game.is_multiway
                                 else None)
+        self.eval_seconds = 0.0         # wall time spent evaluating (a run's cost of its curves)
+        self._primed = False
         if self.tb is not None:
             self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
             self.tb.flush()
 
     def _exploitability(self, store):
-        if self.game.name not in ("kuhn", "leduc"):
-            return None
         from holdem.analysis.exact import ExactEvaluator
         from holdem.analysis.strategy import average_profile
 
@@ -113,13 +118,46 @@ class RunMonitor:
 
         if self._bot_tables is None and not self.game.is_multiway:
             self._bot_tables = bot_tables(self.game)      # heads-up: per-node bot moves
-        start = time.perf_counter()
         result = play_match(self.game, store.arrays, baseline, hands=self.config.train.eval_hands,
                             seed=int(iterations), tables=self._bot_tables)
-        if self.progress.enabled:
-            log(f"eval vs {baseline}: {result.line()} [{time.perf_counter() - start:.1f} s]")
         return {f"eval/mbb_vs_{baseline}": result.mbb_per_hand,
                 f"eval/mbb_vs_{baseline}_ci95": result.ci95}
+
+    def evaluations_due(self, force=False):
+        """The evaluations the next :meth:`tick` runs: (exact or preflop change, baseline)."""
+        tc = self.config.train
+        now = time.monotonic()
+        cheap = (self.game.name in ("kuhn", "leduc") or self._preflop_change is not None) and (
+            force or now - self._last_eval >= tc.eval_interval)
+        baseline = bool(tc.eval_baseline) and self.game.name == "nlhe" and (
+            force or now - self._last_baseline >= tc.eval_baseline_interval)
+        return cheap, baseline
+
+    def _evaluate(self, iterations, store, force):
+        if self._preflop_change is not None and not self._primed:
+            self._primed = True             # the first change is measured from here
+            self._preflop_change(store)
+        cheap, baseline = self.evaluations_due(force)
+        if not (cheap or baseline):
+            return {}
+        start = time.perf_counter()
+        values = {}
+        if cheap:
+            self._last_eval = time.monotonic()
+            if self._preflop_change is not None:
+                values["eval/preflop_strategy_change"] = self._preflop_change(store)
+            else:
+                values["eval/exploitability"] = self._exploitability(store)
+        if baseline:
+            self._last_baseline = time.monotonic()
+            values.update(self._baseline_match(store, self.config.train.eval_baseline,
+                                               iterations))
+        seconds = time.perf_counter() - start
+        self.eval_seconds += seconds
+        values = {k: v for k, v in values.items() if v is not None and math.isfinite(v)}
+        if values and self.progress.enabled:
+            log(eval_line(iterations, values, seconds))
+        return values
 
     def scalars_due(self, force=False):
         """Whether the next :meth:`tick` writes TensorBoard scalars."""
@@ -130,36 +168,40 @@ class RunMonitor:
         """Report if an interval passed. ``extra``: more scalars (e.g. merge_ms)."""
         self.progress.update(iterations, train_seconds, store.num_infosets, store.nbytes,
                              force=force)
-        if not self.scalars_due(force):
-            return
-        now = time.monotonic()
-        if self._last_iters is None:
-            rate = first_rate(iterations, self.start_iterations, train_seconds)
-        else:
-            rate = (iterations - self._last_iters[0]) / max(1e-9, now - self._last_iters[1])
-        self._last_iters = (iterations, now)
-        self._last_log = now
-        values = {"train/iters_per_sec": rate, "train/iterations": iterations,
-                  "train/infosets": store.num_infosets, "train/store_bytes": store.nbytes,
-                  "train/utility_mean": self.utility.mean()}
-        values.update(extra or {})
-        if force or now - self._last_eval >= self.config.train.eval_interval:
-            self._last_eval = now
-            expl = self._exploitability(store)
-            if expl is not None:
-                values["eval/exploitability"] = expl
-        if self._preflop_change is not None:
-            values["eval/preflop_strategy_change"] = self._preflop_change(store)
-        baseline = self.config.train.eval_baseline
-        if (baseline and self.game.name == "nlhe"
-                and (force or now - self._last_baseline >= self.config.train.eval_baseline_interval)):
-            self._last_baseline = now
-            values.update(self._baseline_match(store, baseline, iterations))
-        self.tb.scalars(iterations, {k: v for k, v in values.items()
-                                     if v is not None and math.isfinite(v)})
-        self.tb.flush()
+        values = self._evaluate(iterations, store, force)
+        if self.scalars_due(force):
+            now = time.monotonic()
+            if self._last_iters is None:
+                rate = first_rate(iterations, self.start_iterations, train_seconds)
+            else:
+                rate = (iterations - self._last_iters[0]) / max(1e-9, now - self._last_iters[1])
+            self._last_iters = (iterations, now)
+            self._last_log = now
+            values.update({"train/iters_per_sec": rate, "train/iterations": iterations,
+                           "train/infosets": store.num_infosets,
+                           "train/store_bytes": store.nbytes,
+                           "train/utility_mean": self.utility.mean()})
+            values.update(extra or {})
+        if self.tb is not None and values:
+            self.tb.scalars(iterations, {k: v for k, v in values.items()
+                                         if v is not None and math.isfinite(v)})
+            self.tb.flush()
 
     def close(self):
         self.progress.close()
         if self.tb is not None:
             self.tb.close()
+
+
+def eval_line(iterations, values, seconds):
+    """One ``eval:`` line of the progress output for an evaluation's ``values``."""
+    parts = [f"eval: iterations={iterations:,}"]
+    if "eval/exploitability" in values:
+        parts.append(f"exploitability={values['eval/exploitability']:.6g}")
+    if "eval/preflop_strategy_change" in values:
+        parts.append(f"preflop_change={values['eval/preflop_strategy_change']:.4f}")
+    for key, mbb in values.items():
+        if key.startswith("eval/mbb_vs_") and not key.endswith("_ci95"):
+            ci = values.get(key + "_ci95", float("nan"))
+            parts.append(f"vs_{key[len('eval/mbb_vs_'):]}={mbb:+,.1f}±{ci:,.1f} mbb/hand")
+    return " ".join(parts) + f" [{seconds:.2f} s]"

@@ -187,8 +187,8 @@ def test_game_name_is_required(tmp_path):
     ("game: {name: kuhn, buckets: x.buckets}", "game.buckets"),
     ("game: {name: leduc}\nactions: {flop: [[0.5]]}", "actions.flop"),
     ("game: {name: leduc}\ntrain: {eval_baseline: call}", "train.eval_baseline"),
-    ("game: {name: nlhe}\ntrain: {eval_interval: 5}", "train.eval_interval"),
-    ("game: {name: nlhe}\ntrain: {eval_hands: 500}", "train.eval_hands"),
+    ("game: {name: nlhe, num_players: 3}\ntrain: {eval_interval: 5}", "train.eval_interval"),
+    ("game: {name: nlhe}\ntrain: {eval_baseline: null, eval_hands: 500}", "train.eval_hands"),
     ("game: {name: leduc}\nsolver: {exploration: 0.3}", "solver.exploration"),
     ("game: {name: leduc}\nsolver: {weighting: none, dcfr_alpha: 2}", "solver.dcfr_alpha"),
     ("game: {name: leduc}\nsolver: {weighting: dcfr, discount_interval: 10}",
@@ -211,11 +211,11 @@ def test_key_that_cannot_take_effect_is_rejected(tmp_path, text, key):
 def test_every_conditional_key_is_rejected_outside_its_condition(tmp_path, key):
     """Kuhn with default solver settings meets none of the conditions but eval_interval's."""
     section, name = key.split(".")
-    game = "nlhe" if key == "train.eval_interval" else "kuhn"
+    game = "nlhe" if key == "train.eval_interval" else "kuhn"     # (6-max: no cheap eval)
     value = config._defaults(section)[name]
     if value is None:
         value = {"train.eval_baseline": "call", "game.buckets": "x.buckets"}.get(key, 10)
-    data = {"game": {"name": game}}
+    data = {"game": {"name": game, **({"num_players": 6} if game == "nlhe" else {})}}
     data.setdefault(section, {})[name] = value
     path = write(tmp_path, yaml.safe_dump(data))
     with pytest.raises(ConfigError, match=f"{key}: takes effect only with"):

@@ -77,6 +77,7 @@ def test_training_lowers_the_bound(game):
 def test_lbr_refuses_multiway_checkpoints(tmp_path):
     data = config_mod.to_dict(config_mod.load(ROOT / "configs" / "hunl_default.yaml"))
     data["game"]["num_players"] = 3
+    data["train"].pop("eval_interval", None)         # heads-up only (the preflop change)
     cfg = config_mod.from_dict(data, source="test")
     solver = Solver(make_game(cfg), cfg)
     solver.run(200)

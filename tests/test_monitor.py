@@ -50,18 +50,63 @@ def test_preflop_change_is_the_mean_total_variation_between_two_calls():
     assert change(solver.store) == 0.0                            # no training in between
 
 
-def test_nlhe_training_writes_the_preflop_change_to_tensorboard(tmp_path):
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
+def _hunl_config(tmp_path, extra):
     config = tmp_path / "hunl.yaml"
     text = (ROOT / "configs" / "hunl_default.yaml").read_text()
     text = text.replace(
         "buckets: assets/abstraction/default_hu.buckets",
         f"buckets: {ROOT / 'assets' / 'abstraction' / 'default_hu.buckets'}")
-    config.write_text(text + "  log_interval: 0.5\n")
-    run("train_blueprint", "--config", config, "--time-budget", 4, "--logdir", tmp_path / "run",
+    config.write_text(text + extra)
+    return config
+
+
+def test_nlhe_training_writes_its_learning_curves_to_tensorboard(tmp_path):
+    """By default (no eval key in the config but the intervals, shortened for the test) an
+    NLHE run writes the preflop change and the match against the equity bot."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config = _hunl_config(tmp_path, "  log_interval: 0.5\n  eval_interval: 0.5\n"
+                                    "  eval_baseline_interval: 1.5\n  eval_hands: 2000\n")
+    run("train_blueprint", "--config", config, "--time-budget", 5, "--logdir", tmp_path / "run",
         "--quiet", "--tensorboard")
     events = EventAccumulator(str(tmp_path / "run"))
     events.Reload()
     values = [e.value for e in events.Scalars("eval/preflop_strategy_change")]
     assert len(values) >= 2 and all(0 <= v <= 1 for v in values)
+    mbb = [e.value for e in events.Scalars("eval/mbb_vs_equity")]
+    ci = [e.value for e in events.Scalars("eval/mbb_vs_equity_ci95")]
+    assert len(mbb) >= 2 and len(ci) == len(mbb) and all(c > 0 for c in ci)
+    assert "train/iters_per_sec" in events.Tags()["scalars"]
+
+
+def test_learning_curves_reach_the_progress_output_without_tensorboard(tmp_path):
+    config = _hunl_config(tmp_path, "  eval_interval: 0.5\n  eval_baseline_interval: 1.5\n"
+                                    "  eval_hands: 2000\n")
+    proc = run("train_blueprint", "--config", config, "--time-budget", 4, "--logdir",
+               tmp_path / "run")
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("eval: ")]
+    assert any("preflop_change=" in line for line in lines), proc.stderr
+    assert any("vs_equity=" in line and "mbb/hand" in line for line in lines), proc.stderr
+    assert not (tmp_path / "run" / "events").exists() and not list(
+        (tmp_path / "run").glob("events.out.tfevents*"))
+    quiet = run("train_blueprint", "--config", config, "--time-budget", 2, "--logdir",
+                tmp_path / "quiet", "--quiet")
+    assert "eval: " not in quiet.stderr
+
+
+def test_leduc_prints_its_exploitability_as_it_trains(tmp_path):
+    config = tmp_path / "leduc.yaml"
+    config.write_text("game: {name: leduc}\ntrain: {eval_interval: 0.5}\n")
+    proc = run("train_blueprint", "--config", config, "--time-budget", 2, "--logdir",
+               tmp_path / "run")
+    values = [float(line.split("exploitability=")[1].split()[0])
+              for line in proc.stderr.splitlines() if line.startswith("eval: ")]
+    assert len(values) >= 2 and all(0 < v < 2 for v in values), proc.stderr
+
+
+def test_evaluation_can_be_switched_off(tmp_path):
+    config = _hunl_config(tmp_path, "  eval_baseline: null\n  eval_interval: 1000\n")
+    proc = run("train_blueprint", "--config", config, "--iters", 3000, "--logdir", tmp_path / "r")
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("eval: ")]
+    # The run's last tick evaluates whatever is on: the preflop change only.
+    assert all("vs_" not in line for line in lines), proc.stderr
