@@ -229,10 +229,12 @@ class ProcessExecutor:
         self._send()
 
     def _flush_of(self, batch):
-        """The batch's flush (None for Ray: one delta per batch)."""
+        """The batch's flush (None for Ray: one delta per batch). Before a run is attached
+        (tests drive the executor alone) the store counts as empty."""
         if self.tc.backend == "ray":
             return None
-        return pair_flush(self.flush, batch.n, self.run.store.num_infosets)
+        infosets = self.run.store.num_infosets if self.run is not None else 0
+        return pair_flush(self.flush, batch.n, infosets)
 
     def _send(self):
         """Hand queued batches to workers with free pipeline slots, emptiest first."""
