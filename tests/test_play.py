@@ -174,6 +174,13 @@ def test_cli_plays_hands_to_completion(hunl_run):
     assert len(re.findall(r"^Result: you (win|lose|split)", out, re.M)) == 3
     assert re.search(r"^Final: [+-][\d.]+ bb over 3 hands", out, re.M)
     assert "you are the small blind (button)" in out and "you are the big blind" in out
+    lines = re.findall(r"^Line: (.*) \(the bot's tree;", out, re.M)
+    assert len(lines) == 3
+    bp = holdem.Blueprint.load(hunl_run)
+    for line in lines:                       # the notation --spot and query take
+        labels = bp.line_labels(line)
+        assert labels == line.split()
+        bp.node_of(labels[:-1])              # every prefix is on the tree (no ValueError)
 
 
 def test_cli_shows_how_the_bot_reads_an_off_tree_bet(hunl_run):

@@ -308,12 +308,24 @@ class Game:
         if not any(state.folded):
             self.write(f"Showdown: you {self.cards(state.hole_cards[human])}, bot "
                        f"{self.cards(state.hole_cards[bot])}, board {self.cards(state.board)}")
+        self.write(self.line_text(state))
         verb = "win" if won > 0 else ("lose" if won < 0 else "split, net")
         self.total += won
         self.hands += 1
         plural = "" if self.hands == 1 else "s"
         self.write(f"Result: you {verb} {abs(won)} chips ({self.bb_text(won)}). Running total: "
                    f"{self.bb_text(self.total)} after {self.hands} hand{plural}")
+
+
+    def line_text(self, state):
+        """The hand's betting line as the bot's tree read it, in the notation ``--spot``,
+        ``Blueprint.query`` and the charts take (README: Betting lines)."""
+        try:
+            labels, _ = self.bot.translate(state)
+        except ValueError as exc:
+            return f"Line: off the bot's tree ({exc})"
+        return (f"Line: {' '.join(labels) or '(none)'} (the bot's tree; a prefix of it goes "
+                f"into inspect_blueprint --spot \"LINE | HOLE | BOARD\")")
 
 
 # -- command line ---------------------------------------------------------------------------
