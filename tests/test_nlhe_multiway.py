@@ -361,3 +361,25 @@ def test_baseline_match_during_multiway_training_reaches_tensorboard(tmp_path):
     events.Reload()
     values = [e.value for e in events.Scalars("eval/mbb_vs_call")]
     assert values and all(np.isfinite(values))
+
+
+def test_multiway_export_histories_are_lines_query_takes(trained_three_way, tmp_path):
+    """One notation for lines with any number of seats: each exported preflop history, given to
+    Blueprint.line_labels, reaches the node whose actions and strategy the record lists."""
+    import holdem
+    from holdem.cli.export_strategy import multiway_records
+
+    logdir, solver = trained_three_way
+    bp = holdem.Blueprint.load(logdir)
+    records = multiway_records(solver.game, solver.store)
+    checked = set()
+    for r in records:
+        if r["history"] in checked or r["hand"] != "AA":
+            continue
+        checked.add(r["history"])
+        labels = bp.line_labels(r["history"])
+        assert list(bp.action_meanings(labels)) == r["actions"], r["history"]
+        probs = bp.query(r["history"], hole="Ah As")
+        np.testing.assert_allclose(list(probs.values()), r["strategy"], rtol=1e-6)
+        assert bp.line_labels(" ".join(labels)) == labels       # labels read back as labels
+    assert len(checked) > 5 and any("r" in h for h in checked)
