@@ -97,7 +97,6 @@ class RunMonitor:
         self._bot_tables = None
         self._preflop_change = (PreflopChange(game) if game.name == "nlhe" and not game.is_multiway
                                 else None)
-        self.eval_seconds = 0.0         # wall time spent evaluating (a run's cost of its curves)
         self._primed = False
         if self.tb is not None:
             self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
@@ -123,7 +122,7 @@ class RunMonitor:
         return {f"eval/mbb_vs_{baseline}": result.mbb_per_hand,
                 f"eval/mbb_vs_{baseline}_ci95": result.ci95}
 
-    def evaluations_due(self, force=False):
+    def _evaluations_due(self, force=False):
         """The evaluations the next :meth:`tick` runs: (exact or preflop change, baseline)."""
         tc = self.config.train
         now = time.monotonic()
@@ -137,7 +136,7 @@ class RunMonitor:
         if self._preflop_change is not None and not self._primed:
             self._primed = True             # the first change is measured from here
             self._preflop_change(store)
-        cheap, baseline = self.evaluations_due(force)
+        cheap, baseline = self._evaluations_due(force)
         if not (cheap or baseline):
             return {}
         start = time.perf_counter()
@@ -153,7 +152,6 @@ class RunMonitor:
             values.update(self._baseline_match(store, self.config.train.eval_baseline,
                                                iterations))
         seconds = time.perf_counter() - start
-        self.eval_seconds += seconds
         values = {k: v for k, v in values.items() if v is not None and math.isfinite(v)}
         if values and self.progress.enabled:
             log(eval_line(iterations, values, seconds))
