@@ -53,12 +53,13 @@ def main(argv=None):
     from holdem import config as config_mod
 
     source = benchlib.config_source(args.config, args.game)
-    tc = config_mod.load(source).train
+    config = config_mod.load(source)
+    tc, nlhe = config.train, config.game.name == "nlhe"
     on_keys = {"eval_interval": tc.eval_interval / args.speed_up}
-    if config_mod.load(source).game.name == "nlhe" and tc.eval_baseline:
+    if nlhe and tc.eval_baseline:
         on_keys["eval_baseline_interval"] = tc.eval_baseline_interval / args.speed_up
     off_keys = {"eval_interval": 1e9}
-    if config_mod.load(source).game.name == "nlhe":
+    if nlhe:
         off_keys["eval_baseline"] = None
     with tempfile.TemporaryDirectory(prefix="bench-eval-") as tmp:
         on_src = variant(source, tmp, "on", on_keys)
