@@ -1,6 +1,6 @@
 """Checkpoint files: a msgpack header and raw little-endian arrays. Never pickles.
 
-Byte layout (version 1)::
+Byte layout (version 1; :mod:`holdem.container`'s ``Layout.CRC32``, which writes and reads it)::
 
     offset 0   8 bytes   magic b"HOLDEMCK"
     offset 8   uint32    format version (little-endian)
@@ -32,27 +32,21 @@ analysis loads the same game and abstraction (:func:`check_resume_config`) and t
 import os
 import platform
 import re
-import struct
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import msgpack
 import numpy as np
 
 from holdem import config as config_mod
-from holdem.fileio import atomic_open
+from holdem import container
 from holdem.store.store import RegretStore
 
 MAGIC = b"HOLDEMCK"
 FORMAT_VERSION = 1
 SUFFIX = ".ckpt"
 NAME_RE = re.compile(r"^ckpt-(\d{12})\.ckpt$")
-_ALIGN = 64
-_ALLOWED_DTYPES = {"<i1", "<i4", "<i8", "<u8", "<f4", "<f8", "|i1", "|b1", "|u1"}
-_PREFIX = struct.Struct("<8sII")
-_MAX_HEADER = 64 << 20
+_ALLOWED_DTYPES = frozenset({"<i1", "<i4", "<i8", "<u8", "<f4", "<f8", "|i1", "|b1", "|u1"})
 
 
 class CheckpointError(ValueError):
@@ -61,6 +55,15 @@ class CheckpointError(ValueError):
 
 class LogdirError(CheckpointError):
     """A logdir holds another run (or another process is training into it)."""
+
+
+FORMAT = container.Format(
+    what="checkpoint", magic=MAGIC, version=FORMAT_VERSION, error=CheckpointError,
+    layout=container.Layout.CRC32, dtypes=_ALLOWED_DTYPES, max_header=64 << 20,
+    past_end="data runs past the end of the file ({size} bytes): truncated")
+"""Checkpoints in :mod:`holdem.container`."""
+
+_fail = FORMAT.fail             # (path, field, message): raises CheckpointError
 
 
 OLD_HU_DEFAULT_SHA256 = "3907992fe0ce29d132d8f157baeb6a89d6edbc4e38973b5a5b91c12e046a0163"
@@ -100,10 +103,6 @@ def checkpoint_name(iterations):
     return f"ckpt-{int(iterations):012d}{SUFFIX}"
 
 
-def _pad(n):
-    return (-n) % _ALIGN
-
-
 def save(path, header, arrays):
     """Write ``header`` (a msgpack-able dict) and ``arrays`` (name -> ndarray) atomically."""
     path = Path(path)
@@ -112,115 +111,30 @@ def save(path, header, arrays):
     header.setdefault("format", FORMAT_VERSION)
     header.setdefault("created", time.time())
     header.setdefault("versions", versions())
-    specs = []
-    blobs = []
-    for name, arr in arrays.items():
-        arr = np.ascontiguousarray(arr)
-        if arr.dtype.byteorder == ">":
-            arr = arr.astype(arr.dtype.newbyteorder("<"))
-        blobs.append(arr)
-        specs.append({"name": name, "dtype": arr.dtype.str, "shape": list(arr.shape),
-                      "nbytes": int(arr.nbytes), "crc32": zlib.crc32(memoryview(arr).cast("B"))})
-    # Offsets depend on the header length, which depends on the offsets: fix the header size by
-    # laying out offsets relative to an aligned data start computed with a generous bound.
-    header["arrays"] = specs
-    for spec in specs:
-        spec["offset"] = 0
-    draft = msgpack.packb(header, use_bin_type=True)
-    data_start = _PREFIX.size + len(draft) + 4 + 16 * len(specs) + 64
-    data_start += _pad(data_start)
-    offset = data_start
-    for spec in specs:
-        spec["offset"] = offset
-        offset += spec["nbytes"] + _pad(spec["nbytes"])
-    packed = msgpack.packb(header, use_bin_type=True)
-    head = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(packed)) + packed + struct.pack(
-        "<I", zlib.crc32(packed))
-    if len(head) > data_start:
-        raise AssertionError("checkpoint header outgrew its reserved space")
-    with atomic_open(path, "wb", prefix=".ckpt-") as f:
-        f.write(head)
-        f.write(b"\0" * (data_start - len(head)))
-        for spec, arr in zip(specs, blobs):
-            f.write(memoryview(arr).cast("B"))
-            f.write(b"\0" * _pad(spec["nbytes"]))
-    return path
+    return container.save(FORMAT, path, header, arrays, prefix=".ckpt-")
 
 
-def _fail(path, field, message):
-    raise CheckpointError(f"checkpoint {path}: {field}: {message}")
+def _read(path):
+    """The checked :class:`holdem.container.Contents` of a checkpoint's prefix and header."""
+    contents = container.read(FORMAT, path)
+    for field, kind in (("iterations", int), ("game", str), ("config", dict), ("arrays", list)):
+        if not isinstance(contents.header.get(field), kind):
+            _fail(contents.path, field, f"missing or not a {kind.__name__}")
+    return contents
 
 
 def read_header(path):
     """Validate the prefix and header of ``path``; return (header dict, file size)."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as f:
-            prefix = f.read(_PREFIX.size)
-            if len(prefix) < _PREFIX.size:
-                _fail(path, "file", f"truncated ({size} bytes): not a holdem checkpoint")
-            magic, version, hlen = _PREFIX.unpack(prefix)
-            if magic != MAGIC:
-                _fail(path, "magic", "not a holdem checkpoint")
-            if version != FORMAT_VERSION:
-                _fail(path, "format", f"version {version} is not supported "
-                      f"(this holdem reads version {FORMAT_VERSION})")
-            if hlen > _MAX_HEADER or _PREFIX.size + hlen + 4 > size:
-                _fail(path, "header", f"length {hlen} runs past the end of the file "
-                      f"({size} bytes): the file is truncated or corrupt")
-            packed = f.read(hlen)
-            (crc,) = struct.unpack("<I", f.read(4))
-    except OSError as exc:
-        raise CheckpointError(f"checkpoint {path}: cannot read: {exc.strerror}") from None
-    if zlib.crc32(packed) != crc:
-        _fail(path, "header", "checksum mismatch: the file is corrupt")
-    try:
-        header = msgpack.unpackb(packed, raw=False, strict_map_key=True)
-    except Exception as exc:  # msgpack raises several types; none of them can run code
-        _fail(path, "header", f"not valid msgpack ({exc})")
-    if not isinstance(header, dict):
-        _fail(path, "header", "not a mapping")
-    for field, kind in (("iterations", int), ("game", str), ("config", dict), ("arrays", list)):
-        if not isinstance(header.get(field), kind):
-            _fail(path, field, f"missing or not a {kind.__name__}")
-    return header, size
+    contents = _read(path)
+    return contents.header, contents.size
 
 
 def load(path, mmap=False):
     """Load and fully validate a checkpoint file. With ``mmap`` arrays are read-only memory maps
     (the CRCs are still checked, which reads the file once)."""
-    path = Path(path)
-    header, size = read_header(path)
-    arrays = {}
-    for i, spec in enumerate(header["arrays"]):
-        field = f"arrays[{i}]"
-        try:
-            name, dtype, shape = spec["name"], spec["dtype"], tuple(spec["shape"])
-            offset, nbytes, crc = int(spec["offset"]), int(spec["nbytes"]), int(spec["crc32"])
-        except (KeyError, TypeError, ValueError):
-            _fail(path, field, "malformed array description")
-        if dtype not in _ALLOWED_DTYPES:
-            _fail(path, f"{field}.dtype", f"{dtype!r} is not allowed")
-        dt = np.dtype(dtype)
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        if count < 0 or count * dt.itemsize != nbytes:
-            _fail(path, f"{field}.shape", f"{shape} does not match nbytes {nbytes}")
-        if offset < 0 or offset + nbytes > size:
-            _fail(path, name, f"data runs past the end of the file ({size} bytes): truncated")
-        if mmap and nbytes:
-            arr = np.memmap(path, dtype=dt, mode="r", offset=offset, shape=shape)
-        else:
-            with open(path, "rb") as f:
-                f.seek(offset)
-                buf = f.read(nbytes)
-            if len(buf) != nbytes:
-                _fail(path, name, "truncated")
-            arr = np.frombuffer(buf, dtype=dt).reshape(shape)
-        if zlib.crc32(memoryview(np.ascontiguousarray(arr)).cast("B")) != crc:
-            _fail(path, name, "checksum mismatch: the file is corrupt")
-        arrays[name] = arr
-    return Checkpoint(path=path, header=header, arrays=arrays)
+    contents = _read(path)
+    return Checkpoint(path=contents.path, header=contents.header,
+                      arrays=container.read_arrays(FORMAT, contents, mmap=mmap))
 
 
 def checkpoint_dir(logdir):

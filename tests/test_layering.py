@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "holdem"
 
 FLOORS = (
     ("ground", ("holdem._jit", "holdem.rng", "holdem.cards", "holdem.fileio", "holdem.metrics",
-                "holdem.config")),
+                "holdem.config", "holdem.container")),
     ("evaluator, store", ("holdem.evaluator", "holdem.store")),
     ("checkpoint", ("holdem.checkpoint",)),
     ("abstraction", ("holdem.abstraction",)),
