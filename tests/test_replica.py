@@ -8,11 +8,11 @@ import pytest
 from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.runtime import protocol, shm
-from holdem.runtime.merge import merge_one
 from holdem.runtime.replica import Replica, StoreLog, store_copy
 from holdem.runtime.worker import BatchRunner
 from holdem.solver.solver import DcfrSchedule
 from holdem.store.delta import RowMerger
+from holdem.store.merge import merge_one
 from holdem.store.store import RegretStore, read_only_view
 
 

@@ -7,13 +7,14 @@ import pytest
 from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.runtime import protocol, ring, shm
-from holdem.runtime import record_kernels as rk
 from holdem.runtime.executor import Batch
-from holdem.runtime.merge import AFTER_FAILURE, BAD_KEYS, merge_arena
 from holdem.runtime.process import Pending, flush_iterations
 from holdem.runtime.worker import pair_flush
 from holdem.runtime.worker import BatchRunner
+from holdem.store import record_kernels as rk
+from holdem.store.records import RecordArena, decode_delta, encode_delta
 from holdem.store.delta import RowMerger
+from holdem.store.merge import AFTER_FAILURE, BAD_KEYS, merge_arena
 from holdem.store.store import RegretStore, read_only_view
 
 
@@ -99,10 +100,10 @@ def test_a_pass_merges_many_records_like_one_at_a_time(leduc):
     merger = RowMerger(2)
     try:
         for record in records:
-            arena = protocol.RecordArena()
+            arena = RecordArena()
             arena.add(record, 0)
             assert merge_arena(one, merger, arena, -5.0, game=game).tolist() == [0]
-        arena = protocol.RecordArena(capacity=64)
+        arena = RecordArena(capacity=64)
         for record in records:
             arena.add(record, 0)
         assert merge_arena(many, merger, arena, -5.0, game=game).tolist() == [0] * 5
@@ -119,17 +120,17 @@ def test_new_rows_of_a_pass_are_inserted_together_like_one_at_a_time(leduc):
     config, game = leduc
     config = config_mod.with_overrides(config, train={"hold_cold_rows": False})
     records = _records(config, game, RegretStore(row_capacity=16), 4, 30)
-    counts = [protocol.decode_delta(r)["keys"].size for r in records]
+    counts = [decode_delta(r)["keys"].size for r in records]
     assert min(counts) > 0 and sum(counts) > len(set().union(
-        *(protocol.decode_delta(r)["keys"].tolist() for r in records)))   # keys repeat
+        *(decode_delta(r)["keys"].tolist() for r in records)))   # keys repeat
     one, many = RegretStore(row_capacity=16), RegretStore(row_capacity=16)
     merger = RowMerger(1)
     try:
         for record in records:
-            arena = protocol.RecordArena()
+            arena = RecordArena()
             arena.add(record, 0)
             assert merge_arena(one, merger, arena, None, game=game).tolist() == [0]
-        arena = protocol.RecordArena()
+        arena = RecordArena()
         for record in records:
             arena.add(record, 0)
         assert merge_arena(many, merger, arena, None, game=game).tolist() == [0] * 4
@@ -141,7 +142,7 @@ def test_new_rows_of_a_pass_are_inserted_together_like_one_at_a_time(leduc):
 
 
 def _new_rows(record):
-    msg = protocol.decode_delta(record)
+    msg = decode_delta(record)
     return msg["keys"], msg["num_actions"], msg["new_regrets"], msg["new_strategy"]
 
 
@@ -151,13 +152,13 @@ def test_a_failed_record_keeps_its_sources_later_records_out(leduc):
     base.merge(*_new_rows(_records(config, game, base, 1, 2000)[0]))
     good = _records(config, game, base, 3)
     bad = bytearray(good[1])
-    msg = protocol.decode_delta(good[1])
+    msg = decode_delta(good[1])
     assert msg["regret_offsets"].size
     pos = rk.DATA_AT                               # the first regret offset: not a row start
     bad[pos:pos + 4] = (int(msg["regret_offsets"][0]) + 1).to_bytes(4, "little")
     unknown = _with_unknown_key(good[2], game)
     store = RegretStore.copy_of(base.arrays)
-    arena = protocol.RecordArena()
+    arena = RecordArena()
     for record, source in ((good[0], 0), (bytes(bad), 0), (good[2], 0), (good[2], 1),
                            (unknown, 2)):
         arena.add(record, source)
@@ -167,7 +168,7 @@ def test_a_failed_record_keeps_its_sources_later_records_out(leduc):
     assert codes[4] == BAD_KEYS
     expected = RegretStore.copy_of(base.arrays)
     for record in (good[0], good[2]):
-        one = protocol.RecordArena()
+        one = RecordArena()
         one.add(record, 0)
         merge_arena(expected, merger, one, None)
     merger.close()
@@ -179,14 +180,14 @@ def _with_unknown_key(record, game):
     """The record with a new row whose key is no infoset of the game."""
     from holdem.store.delta import Group, SplitDelta
 
-    msg = protocol.decode_delta(record)
+    msg = decode_delta(record)
     split = SplitDelta(
         Group(msg["regret_offsets"], msg["regrets"], msg["regret_cuts"]),
         Group(msg["strategy_offsets"], msg["strategy"], msg["strategy_cuts"]),
         np.array([10 ** 12], np.int64), np.array([2], np.int8),
         np.zeros(2, np.float32), np.zeros(2, np.float32))
     assert not game.keys_match(split.keys, split.num_actions)
-    return bytes(protocol.encode_delta(3, 0, 0, 0, 200, False, 0.0, 1, 0.01, split))
+    return bytes(encode_delta(3, 0, 0, 0, 200, False, 0.0, 1, 0.01, split))
 
 
 def test_pending_batches_take_flushes_in_order():

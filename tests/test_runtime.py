@@ -23,6 +23,7 @@ import yaml
 
 from holdem import checkpoint as ckpt
 from holdem.runtime import frames, protocol, shm
+from holdem.store import records
 from holdem.runtime.pool import WorkerDied
 from holdem.store.store import RegretStore
 
@@ -558,13 +559,13 @@ def _split(offsets=(0, 4096), regrets=None, strategy=None, keys=(5, 11, 260),
 
 
 def _delta(**overrides):
-    return bytes(protocol.encode_delta(7, 1, 3, 400, 500, True, -1.5, 9000, 0.01,
+    return bytes(records.encode_delta(7, 1, 3, 400, 500, True, -1.5, 9000, 0.01,
                                        _split(**overrides)))
 
 
 def _patched(payload, field, value):
     """The record with header field number ``field`` set to int ``value``, raw (no checks)."""
-    from holdem.runtime import record_kernels as rk
+    from holdem.store import record_kernels as rk
 
     out = bytearray(payload)
     pos = rk.FIELDS_AT + 9 * field + 1
@@ -574,8 +575,8 @@ def _patched(payload, field, value):
 
 def test_delta_round_trip_preserves_arrays():
     split = _split()
-    payload = protocol.encode_delta(7, 1, 3, 400, 500, True, -1.5, 9000, 0.01, split)
-    msg = protocol.decode_delta(bytes(payload))
+    payload = records.encode_delta(7, 1, 3, 400, 500, True, -1.5, 9000, 0.01, split)
+    msg = records.decode_delta(bytes(payload))
     for prefix, group in (("regret", split.regret), ("strategy", split.strategy)):
         np.testing.assert_array_equal(msg[f"{prefix}_offsets"], group.offsets)
         np.testing.assert_array_equal(msg[f"{prefix}_cuts"], group.cuts)
@@ -584,14 +585,14 @@ def test_delta_round_trip_preserves_arrays():
     np.testing.assert_array_equal(msg["strategy"], split.strategy.values)
     for name in ("keys", "num_actions", "new_regrets", "new_strategy"):
         np.testing.assert_array_equal(msg[name], getattr(split, name))
-    for name in protocol._ARRAYS:           # aligned read-only views
+    for name in records.ARRAYS:           # aligned read-only views
         assert not msg[name].flags.writeable and msg[name].ctypes.data % 8 == 0
     assert (msg["id"], msg["worker"], msg["generation"], msg["t0"], msg["iters"]) == (
         7, 1, 3, 400, 500)
     assert msg["last"] is True
     assert (msg["utility_sum"], msg["visits"], msg["seconds"]) == (-1.5, 9000, 0.01)
     assert abs(msg["sent_ns"] - time.monotonic_ns()) < 60e9
-    empty = protocol.decode_delta(_delta(offsets=(), regrets=np.zeros(0, np.float32),
+    empty = records.decode_delta(_delta(offsets=(), regrets=np.zeros(0, np.float32),
                                          strategy=np.zeros(0, np.float32), keys=(),
                                          num_actions=()))
     assert empty["keys"].size == 0 and empty["regret_offsets"].size == 0
@@ -601,9 +602,9 @@ def test_delta_round_trip_preserves_arrays():
 def test_a_record_is_msgpack():
     """Any msgpack reader decodes a record: [header fields, empty pad, the arrays' bytes]."""
     split = _split()
-    payload = bytes(protocol.encode_delta(7, 1, 3, 400, 500, False, -1.5, 9000, 0.01, split))
+    payload = bytes(records.encode_delta(7, 1, 3, 400, 500, False, -1.5, 9000, 0.01, split))
     fields, pad, data = msgpack.unpackb(payload, raw=False)
-    assert fields[:8] == [protocol.VERSION, 7, 1, 3, 400, 500, 0, 9000]
+    assert fields[:8] == [records.VERSION, 7, 1, 3, 400, 500, 0, 9000]
     assert fields[9:11] == [-1.5, 0.01]
     assert fields[11] == len(split.regret.offsets) and pad == b""
     assert len(data) == len(payload) - 200
@@ -611,16 +612,16 @@ def test_a_record_is_msgpack():
 
 
 def test_an_arena_indexes_many_records_at_once():
-    arena = protocol.RecordArena(capacity=64)           # grows
+    arena = records.RecordArena(capacity=64)           # grows
     payloads = [_delta(), _delta(keys=(), num_actions=(), new_regrets=np.zeros(0, np.float32),
                                  new_strategy=np.zeros(0, np.float32)), _delta()[:-8]]
     for k, p in enumerate(payloads):
         arena.add(p, source=k)
     arena.drop(0)
     table = arena.index()
-    from holdem.runtime import record_kernels as rk
-    assert table[:, rk.T_STATUS].tolist() == [protocol.SKIPPED, rk.OK, rk.BAD_LAYOUT]
-    assert protocol.header(table[1])["iters"] == 500
+    from holdem.store import record_kernels as rk
+    assert table[:, rk.T_STATUS].tolist() == [records.SKIPPED, rk.OK, rk.BAD_LAYOUT]
+    assert records.header(table[1])["iters"] == 500
     assert arena.arrays(1)["keys"].size == 0
     assert bytes(arena.record(1)) == payloads[1]
     arena.clear()
@@ -654,8 +655,8 @@ def test_an_arena_indexes_many_records_at_once():
     pytest.param(_delta(new_strategy=np.full(7, np.inf, np.float32)), id="inf-strategy"),
 ])
 def test_decode_delta_rejects_malformed_payloads(payload):
-    with pytest.raises(protocol.ProtocolError):
-        protocol.decode_delta(payload)
+    with pytest.raises(records.RecordError):
+        records.decode_delta(payload)
 
 
 def test_ready_and_request_messages():

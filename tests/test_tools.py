@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from holdem import config as config_mod
-from holdem.runtime import protocol
 from holdem.runtime.worker import BatchRunner
+from holdem.store import records
 from holdem.store.store import RegretStore
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
     runner = BatchRunner(leduc, config)
     empty = RegretStore(row_capacity=16)
     payload = bench_merge.produce(runner, empty.arrays, 0, 200, True)
-    delta = protocol.decode_delta(payload)
+    delta = records.decode_delta(payload)
     assert delta["regret_offsets"].size == delta["strategy_offsets"].size == 0   # all new
     state = bench_merge.Replay(leduc, config, empty, 0)
     assert bench_merge.consume(state, [payload], 1) == 200
@@ -71,7 +71,7 @@ def test_consume_merges_what_produce_recorded(bench_merge, leduc):
     # pass on two threads, they give what merging them one at a time gives.
     second = bench_merge.produce(runner, state.store.arrays, 200, 200, True)
     third = bench_merge.produce(runner, state.store.arrays, 400, 100, True)
-    msg = protocol.decode_delta(second)
+    msg = records.decode_delta(second)
     assert 0 < msg["regret_offsets"].size <= state.store.num_infosets
     one_by_one = bench_merge.Replay(leduc, config, state.store, 200)
     assert bench_merge.consume(one_by_one, [second], 1) == 200

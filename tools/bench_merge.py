@@ -50,14 +50,14 @@ from holdem import config as config_mod
 from holdem.cli.common import iteration_count, positive_float
 from holdem.games import make_game
 from holdem.metrics import format_bytes
-from holdem.runtime import protocol
-from holdem.runtime import record_kernels as rk
-from holdem.runtime.merge import MergeScratch, merge_arena, reason
 from holdem.runtime.process import batch_size_for, flush_iterations
 from holdem.runtime.worker import BatchRunner, holds_cold_rows, pair_flush
 from holdem.solver import kernels as solver_kernels
 from holdem.solver.solver import Solver, make_params
+from holdem.store import record_kernels as rk
+from holdem.store import records
 from holdem.store.delta import RowMerger
+from holdem.store.merge import MergeScratch, merge_arena, reason
 from holdem.store.kernels import StoreArrays
 from holdem.store.store import RegretStore, read_only_view
 
@@ -102,7 +102,7 @@ class Replay:
         self.game, self.config, self.iterations = game, config, iterations
         self.store = RegretStore(row_capacity=16)
         self.store.arrays = StoreArrays(*(a.copy() for a in store.arrays))   # same capacity
-        self.arena = protocol.RecordArena()
+        self.arena = records.RecordArena()
         self.scratch = MergeScratch()
         self._merger = None
 
@@ -189,7 +189,7 @@ def receive(payloads):
     sender = threading.Thread(target=lambda: [frames.send(theirs.fileno(), p)
                                               for p in payloads])
     sender.start()
-    arena = protocol.RecordArena()
+    arena = records.RecordArena()
     seconds = 0.0
     for _ in payloads:
         ours.poll(None)

@@ -58,7 +58,7 @@ class Receiver:
 
 def read_into(fd, reserve):
     """Block until the next frame of ``fd`` is read into ``reserve(n)`` (a writable memoryview
-    of n bytes, e.g. :meth:`holdem.runtime.protocol.RecordArena.reserve`); returns it. Raises as
+    of n bytes, e.g. :meth:`holdem.store.records.RecordArena.reserve`); returns it. Raises as
     :meth:`Receiver.read`."""
     stream = io.FileIO(fd, closefd=False)
     header = bytearray(_HEADER.size)

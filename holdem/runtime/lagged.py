@@ -25,14 +25,14 @@ import collections
 import time
 
 from holdem import config as config_mod
-from holdem.runtime import protocol
-from holdem.runtime import record_kernels as rk
 from holdem.runtime.executor import BatchResult
-from holdem.runtime.merge import MergeScratch, reason
 from holdem.runtime.process import batch_size_for, flush_iterations, flush_text, merge_pass
 from holdem.runtime.worker import pair_flush
 from holdem.runtime.worker import BatchRunner, batch_rng_state
+from holdem.store import record_kernels as rk
+from holdem.store import records
 from holdem.store.delta import RowMerger
+from holdem.store.merge import MergeScratch, reason
 from holdem.store.store import read_only_view
 
 CHUNKS = 8
@@ -84,7 +84,7 @@ class LaggedExecutor:
         self.workers = []
         self.merger = RowMerger(1)
         self.scratch = MergeScratch()
-        self.arena = protocol.RecordArena()
+        self.arena = records.RecordArena()
         self.queue = collections.deque()        # (due iteration, worker, record, seconds)
         self.ran = 0                            # iterations run by all simulated workers
         self._rate = None
@@ -171,7 +171,7 @@ class LaggedExecutor:
             raise RuntimeError(f"a simulated worker's delta was rejected: {reason(bad[0])}")
         out = []
         for r in range(arena.count):
-            msg = protocol.header(arena.table[r])
+            msg = records.header(arena.table[r])
             out.append(BatchResult(iters=msg["iters"], utility_sum=msg["utility_sum"],
                                    visits=msg["visits"], seconds=msg["seconds"]))
         return out

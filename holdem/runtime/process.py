@@ -4,7 +4,7 @@ Each call of :meth:`ProcessExecutor.results`:
 
 1. blocks (``pool.wait`` with a timeout) until a worker answers or dies;
 2. reads every delta record the workers sent since the last call into one arena and merges them
-   all in one pass (:func:`merge_pass`, :mod:`holdem.runtime.merge`): a few kernel calls check
+   all in one pass (:func:`merge_pass`, :mod:`holdem.store.merge`): a few kernel calls check
    their layout, their new infosets against the game and every row offset against the store,
    add the rows the store holds on the merge threads (shard ranges, one writer per row), and
    insert the new ones, growing the shared store if needed (a new generation);
@@ -31,9 +31,7 @@ import numpy as np
 from holdem import config as config_mod
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
-from holdem.runtime import record_kernels as rk
 from holdem.runtime.executor import Batch, BatchResult
-from holdem.runtime.merge import MergeScratch, merge_arena, merge_one, reason
 from holdem.runtime.pool import ProcessPool, WorkerDied
 from holdem.runtime.replica import StoreLog
 from holdem.runtime.ring import Inbox, Rings
@@ -41,7 +39,10 @@ from holdem.runtime.worker import (BatchRunner, batch_rng_state, flush_iteration
                                    pair_flush)
 from holdem.solver import kernels
 from holdem.solver.solver import make_params
+from holdem.store import record_kernels as rk
+from holdem.store import records
 from holdem.store.delta import RowMerger
+from holdem.store.merge import MergeScratch, merge_arena, merge_one, merge_threads, reason
 from holdem.store.store import RegretStore, read_only_view
 
 PIPELINE = 2
@@ -65,7 +66,7 @@ def regret_floor_now(run):
 def merge_pass(run, merger, arena, scratch=None):
     """Merge the records of ``arena`` into ``run.store`` (``run``: the run loop's state), each
     source's merged records a prefix of what it sent; returns (codes, regret floor): see
-    :func:`holdem.runtime.merge.merge_arena`."""
+    :func:`holdem.store.merge.merge_arena`."""
     floor = regret_floor_now(run)
     codes = merge_arena(run.store, merger, arena, floor, game=run.game, scratch=scratch,
                         by_source=True)
@@ -79,13 +80,6 @@ def batch_size_for(rate, store):
         return FIRST_BATCH
     cap = max(1000, MAX_ITERS_PER_INFOSET * store.num_infosets)
     return max(1, min(cap, int(rate * TARGET_BATCH_SECONDS)))
-
-
-def merge_threads(config, num_workers):
-    """Threads that merge deltas: ``train.merge_threads``, or with 0 one per four workers
-    (at most 8)."""
-    n = config.train.merge_threads
-    return n if n > 0 else max(1, min(8, num_workers // 4))
 
 
 class Pending:
@@ -345,12 +339,12 @@ class ProcessExecutor:
         table, s = arena.table, self.stats
         for r, i in enumerate(arena.sources):
             code = codes[r]
-            if code == protocol.SKIPPED:
+            if code == records.SKIPPED:
                 continue
             if code != rk.OK:
                 trouble.setdefault(i, f"rejected a malformed payload ({reason(code)})")
                 continue
-            msg = protocol.header(table[r])
+            msg = records.header(table[r])
             w = self.workers[i]
             pending = w.outstanding[msg["id"]]
             pending.merged += msg["iters"]

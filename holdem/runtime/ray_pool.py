@@ -37,9 +37,9 @@ from holdem.config import ConfigError
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.pool import WorkerDied
-from holdem.runtime.process import merge_threads
 from holdem.runtime.replica import Replica, store_copy
 from holdem.runtime.worker import BatchServer
+from holdem.store.merge import merge_threads
 
 # Changes sent to a replica and not yet applied there, before sending more waits for it.
 MAX_REPLICA_BACKLOG = 32

@@ -24,10 +24,10 @@ import time
 import numpy as np
 
 from holdem.runtime import shm
-from holdem.runtime.merge import merge_one
 from holdem.solver.solver import DcfrSchedule
 from holdem.store.delta import RowMerger
 from holdem.store.kernels import StoreArrays
+from holdem.store.merge import merge_one
 from holdem.store.store import RegretStore
 
 DELTA, DISCOUNT, RELEASE = "delta", "discount", "release"

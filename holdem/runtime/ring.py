@@ -23,7 +23,7 @@ import struct
 import numpy as np
 
 from holdem.runtime import shm
-from holdem.runtime.protocol import RecordArena
+from holdem.store.records import RecordArena
 
 CONTROL = 64                     # bytes before each ring's data: the read position (int64)
 DEFAULT_BYTES = 8 << 20          # each worker's ring

@@ -20,6 +20,7 @@ from holdem.runtime import frames, protocol
 from holdem.runtime.ring import RingWriter
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel
+from holdem.store import records
 from holdem.store.delta import ColdRows, DeltaSplitter
 from holdem.store.store import RegretStore, read_only_view
 
@@ -170,8 +171,8 @@ class BatchRunner:
             split = self.splitter.split(read_arrays, self.delta.arrays)
         else:
             split = self.splitter.split(read_arrays, self.delta.arrays, self.workspace.read_entry)
-        payload = protocol.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
-                                        visits, seconds, split)
+        payload = records.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
+                                       visits, seconds, split)
         self.delta.clear()
         return payload
 

@@ -1,26 +1,29 @@
-"""The main process's merge pass: every delta record that arrived since the last pass, at once.
+"""Merging delta records into a store: the main process's merge pass over every record that
+arrived since the last pass, at once, and a store replica's merge of one record.
 
 One pass (:func:`merge_arena`) costs a few kernel calls however many records it holds, so
 workers can send a delta every few hundred iterations (what keeps parallel iterations worth
 serial ones) without the main process paying Python work per delta:
 
-1. index every record (:func:`holdem.runtime.record_kernels.index_records`): layout, counts,
+1. index every record (:func:`holdem.store.record_kernels.index_records`): layout, counts,
    cuts, finite new values;
 2. check the new rows of the records that hold any against the game (by key, in Python: after
    the first minutes of a run few records hold new rows);
 3. check every stored row of every record against the store, each merge thread over its shard
-   range of every record (:func:`~holdem.runtime.record_kernels.check_records`);
-4. add the records that passed every check (:func:`~holdem.runtime.record_kernels.add_records`,
+   range of every record (:func:`~holdem.store.record_kernels.check_records`);
+4. add the records that passed every check (:func:`~holdem.store.record_kernels.add_records`,
    one writer per row), then insert their new rows by key (which may grow the store).
 
 A record that fails a check is not merged at all; the caller learns which from the returned
-codes. The regret floor is the one in force for the pass.
+codes. The regret floor is the one in force for the pass. A store replica merges the same
+records in the same order with the same floors, so it stays the main store bit for bit
+(:mod:`holdem.runtime.replica`).
 """
 
 import numpy as np
 
-from holdem.runtime import record_kernels as rk
-from holdem.runtime.protocol import ProtocolError, RecordArena, status_reason
+from holdem.store import record_kernels as rk
+from holdem.store.records import RecordArena, RecordError, status_reason
 
 BAD_KEYS = -21                   # new rows that are not infosets of the game
 AFTER_FAILURE = -22              # a later record of a source whose record failed
@@ -54,12 +57,12 @@ class MergeScratch:
 
 
 def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_source=False):
-    """Merge every record of ``arena`` (a :class:`holdem.runtime.protocol.RecordArena`) into
+    """Merge every record of ``arena`` (a :class:`holdem.store.records.RecordArena`) into
     ``store`` with ``merger`` (a :class:`holdem.store.delta.RowMerger`); ``game``: check new rows
     against it (None: the caller already did). With ``by_source``, a record that fails also
     keeps the later records of the same source (``arena.sources``) out, so what is merged of
     each source is a prefix of what it sent. Returns int64[records]: 0 for a merged record,
-    :data:`~holdem.runtime.protocol.SKIPPED`, or why it was not merged (:func:`reason`)."""
+    :data:`~holdem.store.records.SKIPPED`, or why it was not merged (:func:`reason`)."""
     if arena.count == 0:
         return np.zeros(0, np.int64)
     table = arena.index()
@@ -133,10 +136,17 @@ def _check_new_keys(game, arena, new_rows, codes, select):
 
 
 def merge_one(store, merger, payload, regret_floor, game=None):
-    """Merge one record (bytes-like); raises :class:`ProtocolError` with nothing merged when it
-    is malformed. For tests, tools and store replicas."""
+    """Merge one record (bytes-like); raises :class:`holdem.store.records.RecordError` with
+    nothing merged when it is malformed. For store replicas, tests and tools."""
     arena = RecordArena(len(payload))
     arena.add(payload)
     code = merge_arena(store, merger, arena, regret_floor, game)[0]
     if code != rk.OK:
-        raise ProtocolError(f"delta rejected: {reason(code)}")
+        raise RecordError(f"delta rejected: {reason(code)}")
+
+
+def merge_threads(config, num_workers):
+    """Threads that merge deltas: ``train.merge_threads``, or with 0 one per four workers
+    (at most 8). The main process and every store replica merge on as many."""
+    n = config.train.merge_threads
+    return n if n > 0 else max(1, min(8, num_workers // 4))

@@ -1,6 +1,6 @@
 """Kernels of the delta record (protocol version 4): index, check and add many records at once.
 
-A worker's delta travels as one *record* (layout in :mod:`holdem.runtime.protocol`): a msgpack
+A worker's delta travels as one *record* (layout in :mod:`holdem.store.records`): a msgpack
 array whose header fields have fixed widths, so a kernel finds every field and array at a fixed
 position. The main process reads every record that arrived since its last pass into one arena
 (8-byte aligned, one after another) and handles them all together, with no Python work per

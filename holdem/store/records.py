@@ -1,0 +1,235 @@
+"""Delta records: a worker's delta as bytes, and the arena a merge pass indexes them in.
+
+A worker sends the delta of each flush -- only the infosets its iterations touched, split by
+:class:`holdem.store.delta.DeltaSplitter` into rows the shared store already holds (by value
+offset, in shards) and rows new to it (by key) -- as one *record* (:func:`encode_delta`). Its
+size depends on the flush, not on how long training has run.
+
+A record (version 4) is one msgpack array of three items whose header has fixed widths, so that
+the main process finds every field with a kernel and merges the records of a whole pass at once
+(:mod:`holdem.store.record_kernels`, :mod:`holdem.store.merge`; any msgpack reader also decodes
+it):
+
+1. an array 16 of 21 fields, each an int 64 (``0xd3``) or a float 64 (``0xcb``): ``v`` (4),
+   ``id`` (the batch), ``worker``, ``generation`` (the store generation the flush read), ``t0``
+   (the flush's first iteration), ``iters``, ``last`` (1 on a batch's last flush), ``visits``,
+   ``sent_ns`` (``time.monotonic_ns()`` when it was encoded: the flush-to-merge delay),
+   ``utility_sum`` (float: player 0's sampled values), ``seconds`` (float: traversal time), then
+   the element count of each array below;
+2. an empty bin 8 (so that the data starts 200 bytes into the record, 8-byte aligned);
+3. a bin 32 holding the arrays, raw little-endian, each starting 8-byte aligned, in this order:
+   ``regret_offsets`` uint32 (value offsets of stored rows with regret updates, shard after
+   shard), ``regrets`` float32, ``regret_cuts`` int64[2, SHARDS + 1] (each shard's first row and
+   first value), the same three for strategy updates (``strategy_offsets``, ``strategy``,
+   ``strategy_cuts``), then the new rows: ``keys`` int64, ``num_actions`` int8, ``new_regrets``
+   and ``new_strategy`` float32.
+
+:func:`decode_delta` checks one record and returns its fields and arrays; :class:`RecordArena`
+holds the records of one merge pass and indexes them all in one kernel call. Rows are checked
+against the store before anything is merged. Version 4 (fixed-width header, one record per
+flush) replaced version 3 (a msgpack map header, one delta per batch); both ends of a run always
+run the same code. The messages around the records (requests, ready) are
+:mod:`holdem.runtime.protocol`'s.
+"""
+
+import struct
+import time
+
+import numpy as np
+
+from holdem.store import record_kernels as rk
+from holdem.store.delta_kernels import SHARDS
+from holdem.store.store import read_only
+
+VERSION = rk.VERSION
+ARRAYS = {"regret_offsets": "<u4", "regrets": "<f4", "regret_cuts": "<i8",
+          "strategy_offsets": "<u4", "strategy": "<f4", "strategy_cuts": "<i8",
+          "keys": "<i8", "num_actions": "<i1", "new_regrets": "<f4", "new_strategy": "<f4"}
+"""The record's arrays, in order, with their dtypes."""
+_FIELDS = ("v", "id", "worker", "generation", "t0", "iters", "last", "visits", "sent_ns",
+           "utility_sum", "seconds")
+_HEAD = struct.Struct(">BBH" + "".join("Bd" if f in rk.FLOAT_FIELDS else "Bq"
+                                       for f in range(rk.NUM_FIELDS)) + "BBBI")
+assert _HEAD.size == rk.DATA_AT
+_REASONS = {rk.BAD_LAYOUT: "its layout does not follow the protocol (truncated or corrupt)",
+            rk.BAD_VERSION: "an unknown protocol version",
+            rk.BAD_FIELD: "a negative count or iteration count, or a flag other than 0 or 1",
+            rk.BAD_CUTS: "cuts that do not split its rows and values",
+            rk.BAD_NEW_ROWS: "new rows whose counts disagree or whose values are not finite"}
+
+
+class RecordError(ValueError):
+    """A delta record that does not follow the format, or that was not merged."""
+
+
+def _aligned(n):
+    return -(-n // rk.ALIGN) * rk.ALIGN
+
+
+def encode_delta(batch_id, worker, generation, t0, iters, last, utility_sum, visits, seconds,
+                 split):
+    """A flush's delta record: ``split`` is a :class:`holdem.store.delta.SplitDelta`. Returns a
+    bytearray (see the module docstring for the layout)."""
+    arrays = (split.regret.offsets, split.regret.values, split.regret.cuts,
+              split.strategy.offsets, split.strategy.values, split.strategy.cuts,
+              split.keys, split.num_actions, split.new_regrets, split.new_strategy)
+    counts = [int(np.size(a)) for a in arrays]
+    sizes = [_aligned(n * int(rk.ITEMSIZE[k])) for k, n in enumerate(counts)]
+    size = sum(sizes)
+    out = bytearray(rk.DATA_AT + size)
+    fields = [VERSION, batch_id, worker, generation, t0, iters, 1 if last else 0, visits,
+              time.monotonic_ns(), utility_sum, seconds] + counts
+    values = [0x93, 0xdc, rk.NUM_FIELDS]
+    for f, value in enumerate(fields):
+        float_field = f in rk.FLOAT_FIELDS
+        values += [rk.FLOAT64 if float_field else rk.INT64,
+                   float(value) if float_field else int(value)]
+    _HEAD.pack_into(out, 0, *values, 0xc4, 0, 0xc6, size)
+    pos = rk.DATA_AT
+    for (name, dtype), arr, n, nbytes in zip(ARRAYS.items(), arrays, counts, sizes):
+        np.frombuffer(out, dtype, n, pos)[:] = np.asarray(arr).ravel()
+        pos += nbytes
+    return out
+
+
+SKIPPED = 1                      # a record left out of its pass (RecordArena.drop)
+
+
+class RecordArena:
+    """The delta records of one merge pass, one after another in a buffer that is reused (and
+    grows as needed), with typed views for the record kernels.
+
+    :meth:`add` copies a record in (or :meth:`reserve` gives room to read one into), then
+    :meth:`index` parses all of them in one kernel call into :attr:`table`."""
+
+    def __init__(self, capacity=1 << 20, buffer=None):
+        # ``buffer``: records that lie elsewhere (uint8, e.g. the delta rings), named by
+        # :meth:`register` instead of copied in.
+        self._external = buffer is not None
+        self._buffer = buffer if buffer is not None else np.zeros(
+            _aligned(max(capacity, rk.DATA_AT)), np.uint8)
+        self.starts = np.zeros(64, np.int64)
+        self.lengths = np.zeros(64, np.int64)
+        self.count = 0
+        self.used = 0
+        self.table = np.zeros((64, rk.TABLE_COLUMNS), np.int64)
+        self.sources = []               # what each record came from (the caller's tag)
+        self._dropped = []
+        self.indexed = False
+
+    def clear(self):
+        self.count = self.used = 0
+        self.sources = []
+        self._dropped = []
+        self.indexed = False
+
+    @property
+    def live(self):
+        """Records not dropped."""
+        return self.count - len(set(self._dropped))
+
+    def is_dropped(self, r):
+        return r in self._dropped
+
+    def drop(self, r):
+        """Leave record ``r`` out of the pass (e.g. a frame that is not a delta): it indexes as
+        :data:`SKIPPED`."""
+        self._dropped.append(r)
+        if self.indexed:
+            self.table[r, rk.T_STATUS] = SKIPPED
+
+    def _slot(self, start, length, source):
+        if self.count == self.starts.shape[0]:
+            self.starts = np.resize(self.starts, 2 * self.count)
+            self.lengths = np.resize(self.lengths, 2 * self.count)
+        self.starts[self.count] = start
+        self.lengths[self.count] = length
+        self.count += 1
+        self.sources.append(source)
+        self.indexed = False
+
+    def register(self, start, length, source=None):
+        """Name the record at byte ``start`` of the external buffer (8-byte aligned)."""
+        self._slot(start, length, source)
+
+    def reserve(self, length, source=None):
+        """A writable memoryview of ``length`` bytes for the next record."""
+        if self._external:
+            raise ValueError("records of an external buffer are registered, not copied in")
+        self.indexed = False
+        need = self.used + _aligned(length)
+        if need > self._buffer.shape[0]:
+            bigger = np.zeros(_aligned(max(need, self._buffer.shape[0] * 3 // 2)), np.uint8)
+            bigger[:self.used] = self._buffer[:self.used]
+            self._buffer = bigger
+        self._slot(self.used, length, source)
+        view = memoryview(self._buffer)[self.used:self.used + length]
+        self.used = need
+        return view
+
+    def add(self, payload, source=None):
+        payload = memoryview(payload).cast("B")
+        self.reserve(len(payload), source)[:] = payload
+
+    def views(self):
+        """(u8, u32, f32, i64, i8) views of the buffer, as the record kernels take them."""
+        b = self._buffer
+        return b, b.view(np.uint32), b.view(np.float32), b.view(np.int64), b.view(np.int8)
+
+    def index(self):
+        """Parse every record into :attr:`table` (int64[count, TABLE_COLUMNS]); returns it
+        (once per pass: later calls return the same)."""
+        if self.indexed:
+            return self.table[:self.count]
+        if self.table.shape[0] < self.count:
+            self.table = np.zeros((2 * self.count, rk.TABLE_COLUMNS), np.int64)
+        table = self.table[:self.count]
+        u8, u32, _, i64, i8 = self.views()
+        rk.index_records(u8, u32, i64, i8, self.starts[:self.count], self.lengths[:self.count],
+                         table)
+        table[self._dropped, rk.T_STATUS] = SKIPPED
+        self.indexed = True
+        return table
+
+    def record(self, r):
+        """Record ``r``'s bytes (a read-only view, valid until the arena is cleared)."""
+        start = int(self.starts[r])
+        return read_only(self._buffer[start:start + int(self.lengths[r])])
+
+    def arrays(self, r):
+        """Record ``r``'s arrays by name (read-only views; it must have indexed OK)."""
+        row = self.table[r]
+        u8, u32, f32, i64, i8 = self.views()
+        typed = (u32, f32, i64, u32, f32, i64, i64, i8, f32, f32)
+        out = {}
+        for k, name in enumerate(ARRAYS):
+            start, n = int(row[rk.T_START + k]), int(row[rk.F_COUNTS + k])
+            out[name] = read_only(typed[k][start:start + n])
+        for name in ("regret_cuts", "strategy_cuts"):
+            out[name] = out[name].reshape(2, SHARDS + 1)
+        return out
+
+
+def header(row):
+    """A table row's header fields by name (floats decoded)."""
+    msg = {name: int(row[f]) for f, name in enumerate(_FIELDS)}
+    for f in rk.FLOAT_FIELDS:
+        msg[_FIELDS[f]] = float(np.int64(row[f]).view(np.float64))
+    msg["last"] = bool(msg["last"])
+    return msg
+
+
+def status_reason(code):
+    return _REASONS.get(int(code), f"code {int(code)}")
+
+
+def decode_delta(payload):
+    """Check one record; returns its header fields and arrays by name (read-only views of a
+    copy of ``payload``). Raises :class:`RecordError` for a malformed record; its rows are
+    checked against the store when merged."""
+    arena = RecordArena(len(payload))
+    arena.add(payload)
+    code = arena.index()[0, rk.T_STATUS]
+    if code != rk.OK:
+        raise RecordError(f"delta: {status_reason(code)}")
+    return {**header(arena.table[0]), **arena.arrays(0)}
