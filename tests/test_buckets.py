@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from holdem.abstraction import buckets, kernels
+from holdem.abstraction import buckets, build_kernels, deal_kernels
 from holdem.abstraction.buckets import (
     PREFLOP_CLASS_NAMES,
     BucketFileError,
@@ -130,7 +130,7 @@ def test_flop_census_exhaustive():
     """Every raw flop hand (1326 * C(50, 3)) maps into range and every index is hit."""
     indexer = street_indexer(1)
     counts = np.zeros(indexer.size, dtype=np.int64)
-    assert kernels.flop_census_kernel(*indexer.tables, counts) == 0
+    assert build_kernels.flop_census_kernel(*indexer.tables, counts) == 0
     assert counts.min() >= 1 and counts.max() <= 24
     assert counts.sum() == 1326 * 19600
 
@@ -191,7 +191,7 @@ def test_river_score_matches_brute_force(suited, rng):
         rest = [c for c in rng.permutation(52) if c not in board]
         for h in range(3):
             hole = np.array(rest[2 * h:2 * h + 2], dtype=np.int64)
-            score = kernels.river_score_kernel(hole[0], hole[1], board, work)
+            score = deal_kernels.river_score_kernel(hole[0], hole[1], board, work)
             assert score == brute_score(hole, board)
 
 
@@ -200,10 +200,10 @@ def test_river_sweep_matches_brute_force(rng):
     board = random_hands(rng, 1, 5)[0]
     cards = np.array([c for c in range(52) if c not in board], dtype=np.int64)
     pa, pb = np.zeros(1081, np.int64), np.zeros(1081, np.int64)
-    kernels.fill_pairs_kernel(47, pa, pb)
+    build_kernels.fill_pairs_kernel(47, pa, pb)
     z = [np.zeros(n, np.int64) for n in (1081, 1081, 1024, 47, 47, 1081)]
-    key = int(np.bitwise_or.reduce(kernels.CARD_BITS[board]))
-    kernels.river_scores_kernel(key, cards, pa, pb, *z)
+    key = int(np.bitwise_or.reduce(deal_kernels.CARD_BITS[board]))
+    build_kernels.river_scores_kernel(key, cards, pa, pb, *z)
     for p in rng.integers(0, 1081, 12):
         assert z[5][p] == brute_score([cards[pa[p]], cards[pb[p]]], board)
 
@@ -213,14 +213,15 @@ def test_turn_feature_is_exact(rng):
     indexer, boards = street_indexer(2), board_indexer(4)
     reps = np.zeros((boards.size, 4), np.int64)
     counts = np.zeros(boards.size, np.int64)
-    kernels.board_census_kernel(*boards.tables, 4, reps, counts)
+    build_kernels.board_census_kernel(*boards.tables, 4, reps, counts)
     assert counts.sum() == 270725                   # C(52, 4)
     feature = np.zeros(indexer.size)
     weight = np.zeros(indexer.size, np.int64)
     hist = np.zeros(1981, np.int64)
     r = 4321
-    kernels.turn_pass_kernel(reps, counts, r, r + 1, *indexer.tables, 1, 48, 0, feature, weight,
-                             hist, np.zeros(8192, np.int64), np.zeros(1128), np.zeros(4, np.uint64))
+    build_kernels.turn_pass_kernel(reps, counts, r, r + 1, *indexer.tables, 1, 48, 0, feature,
+                                   weight, hist, np.zeros(8192, np.int64), np.zeros(1128),
+                                   np.zeros(4, np.uint64))
     assert hist.sum() == counts[r] * 48 * 1081
     board = list(reps[r])
     rest = [c for c in range(52) if c not in board]
@@ -335,7 +336,7 @@ def test_deal_buckets_match_tables(tiny_build, rng):
                     arrays["preflop_bucket"][preflop_class(*hole[p])],
                     arrays["flop_bucket"][flop_iso.index(np.r_[hole[p], board[:3]])[0]],
                     arrays["turn_bucket"][turn_iso.index(np.r_[hole[p], board[:4]])[0]],
-                    arrays["river_bucket"][kernels.river_score_kernel(
+                    arrays["river_bucket"][deal_kernels.river_score_kernel(
                         hole[p, 0], hole[p, 1], board, make_work())],
                 ]
                 assert got[p].tolist() == [int(w) for w in want]
@@ -499,5 +500,5 @@ def test_deal_buckets_callable_from_a_kernel(tiny_build):
     holes = parse("As Ah Kd Qc").astype(np.int64).reshape(1, 2, 2)
     boards = parse("Ac Ad 7h 2s 9c").astype(np.int64).reshape(1, 5)
     out = np.zeros((1, 2, 4), np.int64)
-    kernels.deal_buckets_batch_kernel(tables, holes, boards, 2, out, buckets.make_work(tables))
+    deal_kernels.deal_buckets_batch_kernel(tables, holes, boards, 2, out, buckets.make_work(tables))
     assert out[0, 0].tolist() == [9, 7, 7, 7]

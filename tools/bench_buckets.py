@@ -22,7 +22,7 @@ DEFAULT = Path(__file__).resolve().parents[1] / "assets" / "abstraction" / "defa
 def time_lookup(tables, num_players, num_deals, repeats, seed):
     import numpy as np
 
-    from holdem.abstraction import kernels
+    from holdem.abstraction import deal_kernels
     from holdem.abstraction.buckets import make_work
     from holdem.cards import random_hands
     cards = random_hands(np.random.default_rng(seed), num_deals, 2 * num_players + 5)
@@ -31,11 +31,11 @@ def time_lookup(tables, num_players, num_deals, repeats, seed):
     boards = np.ascontiguousarray(cards[:, 2 * num_players:])
     out = np.zeros((num_deals, num_players, 4), dtype=np.int64)
     work = make_work(tables)
-    kernels.deal_buckets_batch_kernel(tables, holes[:1], boards[:1], num_players, out[:1], work)
+    deal_kernels.deal_buckets_batch_kernel(tables, holes[:1], boards[:1], num_players, out[:1], work)
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        kernels.deal_buckets_batch_kernel(tables, holes, boards, num_players, out, work)
+        deal_kernels.deal_buckets_batch_kernel(tables, holes, boards, num_players, out, work)
         best = min(best, time.perf_counter() - start)
     return best / num_deals * 1e9
 

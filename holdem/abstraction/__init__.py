@@ -7,7 +7,8 @@ Layout
                      (:data:`BucketTables`, :func:`deal_buckets`, :func:`make_work`,
                      :func:`num_buckets`). Its docstring states what the file stores and what is
                      computed at run time.
-    ``kernels``      the @njit kernels: isomorphism index, hand-strength sweeps, run-time lookup.
+    ``deal_kernels``   the @njit kernels of a deal: isomorphism index, run-time lookup.
+    ``build_kernels``  the @njit kernels that build bucket files: census, hand-strength sweeps.
 """
 
 from holdem.abstraction.buckets import (

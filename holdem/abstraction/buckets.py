@@ -80,7 +80,7 @@ field. :func:`bucket_file_checksum` is the sha256 of the whole file (as ``sha256
 
 Run time (from a kernel)::
 
-    from holdem.abstraction.kernels import deal_buckets
+    from holdem.abstraction.deal_kernels import deal_buckets
     deal_buckets(tables, hole, board, num_players, buckets_out, work)
 
 ``tables`` = ``load_buckets(path).tables`` (a :data:`BucketTables` of plain arrays), ``hole``
@@ -101,9 +101,9 @@ from pathlib import Path
 import msgpack
 import numpy as np
 
-from holdem.abstraction import kernels
+from holdem.abstraction import build_kernels, deal_kernels
+from holdem.abstraction.deal_kernels import MAX_SCORE, RUNTIME_WORK, deal_buckets, num_buckets
 from holdem.abstraction.isomorphism import STREET_SIZES, board_indexer, street_indexer
-from holdem.abstraction.kernels import MAX_SCORE, RUNTIME_WORK, deal_buckets, num_buckets
 from holdem.cards import RANK_CHARS, describe_cards, repeated_card
 from holdem.fileio import atomic_open
 
@@ -275,9 +275,9 @@ def preflop_equity(num_players=2, samples=100_000, seed=0, num_threads=None):
     equity = np.empty(NUM_PREFLOP_CLASSES, dtype=np.float64)
 
     def run(chunk):
-        kernels.preflop_equity_kernel(reps, chunk[0], chunk[1], int(num_players), int(samples),
-                                      int(seed), equity, np.empty(52, np.int64),
-                                      np.empty(4, np.uint64))
+        build_kernels.preflop_equity_kernel(reps, chunk[0], chunk[1], int(num_players),
+                                            int(samples), int(seed), equity,
+                                            np.empty(52, np.int64), np.empty(4, np.uint64))
 
     _run_chunks(run, _chunks(NUM_PREFLOP_CLASSES, 13), num_threads)
     return equity
@@ -378,7 +378,7 @@ def build_buckets(params=BucketParams(), progress=None, num_threads=None,
         indexer = board_indexer(num_cards)
         reps = np.zeros((indexer.size, 4), dtype=np.int64)
         counts = np.zeros(indexer.size, dtype=np.int64)
-        kernels.board_census_kernel(*indexer.tables, num_cards, reps, counts)
+        build_kernels.board_census_kernel(*indexer.tables, num_cards, reps, counts)
         boards[num_cards] = (reps, counts)
 
     turn_feature = np.zeros(turn_iso.size, dtype=np.float64)
@@ -388,11 +388,12 @@ def build_buckets(params=BucketParams(), progress=None, num_threads=None,
 
     def turn_chunk(chunk):
         hist = np.zeros(NUM_SCORES, dtype=np.int64)
-        kernels.turn_pass_kernel(reps, counts, chunk[0], chunk[1], *turn_iso.tables, exponent,
-                                 params.river_samples, params.seed, turn_feature, turn_weight,
-                                 hist, np.zeros(_TURN_IWORK, np.int64),
-                                 np.zeros(kernels.NUM_PAIRS_48, np.float64),
-                                 np.zeros(4, np.uint64))
+        build_kernels.turn_pass_kernel(reps, counts, chunk[0], chunk[1], *turn_iso.tables,
+                                       exponent, params.river_samples, params.seed,
+                                       turn_feature, turn_weight, hist,
+                                       np.zeros(_TURN_IWORK, np.int64),
+                                       np.zeros(build_kernels.NUM_PAIRS_48, np.float64),
+                                       np.zeros(4, np.uint64))
         hists.append(hist)
 
     _run_chunks(turn_chunk, _chunks(reps.shape[0], _CHUNK_TURN), num_threads, progress,
@@ -404,10 +405,10 @@ def build_buckets(params=BucketParams(), progress=None, num_threads=None,
     reps, counts = boards[3]
 
     def flop_chunk(chunk):
-        kernels.flop_pass_kernel(reps, counts, chunk[0], chunk[1], *flop_iso.tables,
-                                 *turn_iso.tables, turn_feature, params.turn_samples,
-                                 params.seed, flop_feature, flop_weight,
-                                 np.zeros(128, np.int64), np.zeros(4, np.uint64))
+        build_kernels.flop_pass_kernel(reps, counts, chunk[0], chunk[1], *flop_iso.tables,
+                                       *turn_iso.tables, turn_feature, params.turn_samples,
+                                       params.seed, flop_feature, flop_weight,
+                                       np.zeros(128, np.int64), np.zeros(4, np.uint64))
 
     _run_chunks(flop_chunk, _chunks(reps.shape[0], _CHUNK_FLOP), num_threads, progress,
                 "flops")
@@ -723,7 +724,7 @@ def make_tables(arrays, params):
 
 def make_work(tables=None):
     """Scratch for :func:`deal_buckets`: int64[1,088] (the ranked unseen pairs of the deal's
-    board, see :func:`holdem.abstraction.kernels.river_prepare_kernel`); one per thread. Its
+    board, see :func:`holdem.abstraction.deal_kernels.river_prepare_kernel`); one per thread. Its
     size depends neither on ``tables`` nor on the number of players."""
     return np.zeros(RUNTIME_WORK, dtype=np.int64)
 
@@ -760,5 +761,5 @@ def river_hand_strength(hole, board):
     """HS of a hole pair on a 5-card board: share of the 990 other hole pairs it beats, ties
     count half (float in [0, 1])."""
     hole, board = _checked_deal(hole, board)
-    score = kernels.river_score_kernel(hole[0, 0], hole[0, 1], board, make_work())
+    score = deal_kernels.river_score_kernel(hole[0, 0], hole[0, 1], board, make_work())
     return score / MAX_SCORE

@@ -27,10 +27,11 @@ Distances
 import numpy as np
 
 from holdem._jit import njit, njit_exact, njit_inline
-from holdem.abstraction.kernels import (CARD_BITS, NUM_PAIRS_47, NUM_PAIRS_48, _choose_first,
-                                        _pair_index, _seed_state, fill_pairs_kernel,
-                                        flop_turn_cards, hand_index_kernel,
-                                        river_scores_kernel)
+from holdem.abstraction.build_kernels import (NUM_PAIRS_47, NUM_PAIRS_48, _choose_first,
+                                              _pair_index, _seed_state, fill_pairs_kernel,
+                                              flop_turn_cards, river_scores_kernel)
+from holdem.abstraction.deal_kernels import hand_index_kernel
+from holdem.evaluator.kernels import CARD_BITS
 
 HIST_IWORK = 7100
 """Size of the int64 scratch of :func:`turn_hist_kernel` and :func:`flop_hist_kernel`."""
@@ -44,7 +45,7 @@ def turn_hist_kernel(reps, start, stop, radix, offset, code_mult, river_bucket, 
                      seed, cum, iwork, acc, state):
     """Cumulative river-bucket histograms of every hole pair on the canonical turn boards
     ``reps[start:stop]`` over ``river_samples`` river cards (48 = all; fewer = the same seeded
-    subset per board as :func:`holdem.abstraction.kernels.turn_pass_kernel`). Writes
+    subset per board as :func:`holdem.abstraction.build_kernels.turn_pass_kernel`). Writes
     ``cum[index, :]`` (uint8[num turn hands, k_river]); ``acc`` int32[1128, k_river], ``iwork``
     int64[HIST_IWORK] and ``state`` uint64[4] are scratch."""
     k = cum.shape[1]
@@ -108,7 +109,7 @@ def flop_hist_kernel(reps, start, stop, flop_radix, flop_offset, flop_code_mult,
                      state):
     """Turn-bucket histograms of every hole pair on the canonical flops ``reps[start:stop]`` over
     ``turn_samples`` turn cards (47 = all; fewer = the same seeded subset per flop as
-    :func:`holdem.abstraction.kernels.flop_pass_kernel`). Writes ``hist[index, :]``
+    :func:`holdem.abstraction.build_kernels.flop_pass_kernel`). Writes ``hist[index, :]``
     (uint8[num flop hands, k_turn]); ``iwork`` int64[HIST_IWORK] and ``state`` uint64[4] are
     scratch."""
     k = hist.shape[1]

@@ -3,7 +3,7 @@
 Two hands are isomorphic when a permutation of the suits maps one onto the other, round by
 round (the hole pair, then the flop as a set, then the turn, then the river). They play the
 same, so the card abstraction stores one bucket per class. :class:`HandIndexer` builds the
-tables of :func:`holdem.abstraction.kernels.hand_index_kernel` (the algorithm is described
+tables of :func:`holdem.abstraction.deal_kernels.hand_index_kernel` (the algorithm is described
 there, after Waugh 2013) for any sequence of round sizes; the street indexers are
 
     ==========  ===========  ===============
@@ -36,7 +36,7 @@ from math import comb
 
 import numpy as np
 
-from holdem.abstraction import kernels
+from holdem.abstraction import deal_kernels
 
 IsoTables = namedtuple("IsoTables", ["radix", "offset", "code_mult"])
 
@@ -70,7 +70,7 @@ class HandIndexer:
         if cards.ndim != 2 or cards.shape[1] != sum(self.round_sizes):
             raise ValueError(f"expected (n, {sum(self.round_sizes)}) cards, got {cards.shape}")
         out = np.empty(cards.shape[0], dtype=np.int64)
-        kernels.hand_index_batch_kernel(*self.tables, cards,
+        deal_kernels.hand_index_batch_kernel(*self.tables, cards,
                                         np.array(self.round_sizes, dtype=np.int64), out)
         return out
 

@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from holdem import rng
-from holdem.abstraction.kernels import RUNTIME_WORK
+from holdem.abstraction.deal_kernels import RUNTIME_WORK
 from holdem.analysis import lbr_kernels as lk
 from holdem.analysis.headtohead import blueprint_store, bot_tables
 from holdem.cards import card_tuple, describe_cards, repeated_card

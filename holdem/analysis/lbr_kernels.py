@@ -46,8 +46,8 @@ import numpy as np
 
 from holdem import rng
 from holdem._jit import njit, njit_inline
-from holdem.abstraction.kernels import (POPCOUNT, RANK_MASK, hand_index_kernel,
-                                        river_prepare_kernel, river_score_from_work)
+from holdem.abstraction.deal_kernels import (POPCOUNT, RANK_MASK, hand_index_kernel,
+                                             river_prepare_kernel, river_score_from_work)
 from holdem.analysis.play_kernels import blueprint_action, average_strategy
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
 from holdem.solver.game_nodes import DECISION, FOLD, terminal_utility

@@ -14,7 +14,7 @@ import numpy as np
 from holdem import rng
 from holdem._jit import njit_exact as njit
 from holdem.abstraction.buckets import BucketTables, make_work
-from holdem.abstraction.kernels import deal_buckets
+from holdem.abstraction.deal_kernels import deal_buckets
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
 
 DEAL_SMALL = 0
@@ -87,7 +87,7 @@ def _deal_small(deal, state, deck, buckets, strength):
 @njit
 def _deal_nlhe(deal, state, deck, buckets, strength):
     """Two hole cards per player and a five-card board; buckets from the card abstraction
-    (:func:`holdem.abstraction.kernels.deal_buckets`), strength = 7-card rank."""
+    (:func:`holdem.abstraction.deal_kernels.deal_buckets`), strength = 7-card rank."""
     num_players = buckets.shape[0]
     for i in range(52):
         deck[i] = i
