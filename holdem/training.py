@@ -340,9 +340,7 @@ class Run:
         self.iterations, self.elapsed = state.iterations, state.elapsed
         self.rng_state = state.rng_state
         self.next_batch_id = state.schedule.get("next_batch", 0)
-        self.dcfr.steps = state.schedule.get("dcfr_steps", 0)
-        if not self.executor.discounts_in_kernel:
-            self.dcfr.sync_to(self.iterations)
+        self.dcfr.resume(state.schedule.get("dcfr_steps", 0), self.iterations)
         self.info(f"resuming from {checkpoint.path} at iteration {self.iterations:,}")
         self.info(resumed_settings(checkpoint, self.config))
 
@@ -478,13 +476,10 @@ class Run:
             self.assigned += n
 
     def _discount(self):
-        """DCFR sweeps owed at the merged iteration count (an in-process solver applies its
-        own, at the same points of its iteration sequence)."""
-        if self.executor.discounts_in_kernel:
-            return
-        owed = self.dcfr.due(self.iterations, self.current_elapsed())
-        if owed:
-            self.dcfr.apply(self.store, owed)
+        """DCFR sweeps owed at the merged iteration count, unless the executor's solver applies
+        the schedule itself (an in-process one, at the same points of its iteration sequence)."""
+        if not self.executor.discounts_in_kernel:
+            self.dcfr.catch_up(self.store, self.iterations, self.current_elapsed())
 
     def _account(self, result):
         self.iterations += result.iters

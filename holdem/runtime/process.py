@@ -26,8 +26,6 @@ shared-memory files. ``pool`` is the seam to where workers run (:mod:`holdem.run
 
 import time
 
-import numpy as np
-
 from holdem import config as config_mod
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
@@ -37,8 +35,7 @@ from holdem.runtime.replica import StoreLog
 from holdem.runtime.ring import Inbox, Rings
 from holdem.runtime.worker import (BatchRunner, batch_rng_state, flush_iterations, flush_text,
                                    pair_flush)
-from holdem.solver import kernels
-from holdem.solver.solver import make_params
+from holdem.solver.solver import regret_floor_at
 from holdem.store import record_kernels as rk
 from holdem.store import records
 from holdem.store.delta import RowMerger
@@ -54,20 +51,12 @@ MAX_ITERS_PER_INFOSET = 10
 READY_TIMEOUT = 600.0
 
 
-def regret_floor_now(run):
-    """The regret floor in current-weight units (like the in-process floor), or None."""
-    floor = run.config.solver.regret_floor
-    if floor is None:
-        return None
-    params = make_params(run.config.solver, run.game.num_streets, elapsed=run.current_elapsed())
-    return floor * float(kernels.iteration_weight(params, np.int64(run.iterations)))
-
-
 def merge_pass(run, merger, arena, scratch=None):
     """Merge the records of ``arena`` into ``run.store`` (``run``: the run loop's state), each
-    source's merged records a prefix of what it sent; returns (codes, regret floor): see
-    :func:`holdem.store.merge.merge_arena`."""
-    floor = regret_floor_now(run)
+    source's merged records a prefix of what it sent, with the regret floor now; returns
+    (codes, regret floor): see :func:`holdem.store.merge.merge_arena`."""
+    floor = regret_floor_at(run.config.solver, run.game.num_streets, run.iterations,
+                            run.current_elapsed())
     codes = merge_arena(run.store, merger, arena, floor, game=run.game, scratch=scratch,
                         by_source=True)
     return codes, floor

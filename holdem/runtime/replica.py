@@ -123,8 +123,7 @@ class Replica:
                 merge_one(self.store, self.merger, value, floor)
                 self.deltas += 1
             elif kind == DISCOUNT:
-                self.dcfr.steps = int(value) - 1
-                self.dcfr.apply(self.store, 1)
+                self.dcfr.replay(self.store, value)
             elif kind == RELEASE:
                 self.allocator.release_before(int(value))
             else:

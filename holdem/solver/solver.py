@@ -86,17 +86,35 @@ def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0, own_weight
     )
 
 
-class DcfrSchedule:
-    """DCFR discount sweeps applied from Python: for wall-clock schedules, and by the parallel
-    process executor's run loop (workers never discount). With the iteration clock an in-process
-    solver leaves them to the kernel (:func:`holdem.solver.kernels.run_iterations`), which
-    sweeps before iteration k * dcfr_interval; this class follows the same rule."""
+def regret_floor_at(solver_cfg, num_streets, iterations, elapsed):
+    """The regret floor in force at iteration ``iterations`` (cumulative over the run) and
+    ``elapsed`` training seconds, in the units of the store's regrets: ``solver.regret_floor``
+    times the iteration's weight, as the traversal kernels scale :func:`make_params`'s floor
+    in-process; None without a floor. Worker deltas are clamped at it when merged."""
+    if solver_cfg.regret_floor is None:
+        return None
+    params = make_params(solver_cfg, num_streets, elapsed=elapsed)
+    return params.regret_floor * float(kernels.iteration_weight(params, np.int64(iterations)))
 
-    def __init__(self, solver_cfg, kernel_handles_iterations=False):
+
+class DcfrSchedule:
+    """The one owner of DCFR discount sweeps (Brown and Sandholm 2019): it decides when a sweep
+    is due and applies it wherever a store trains -- an in-process :class:`Solver` before each
+    kernel call, a run loop that merges worker deltas (workers never discount), and a store
+    replica replaying the main store's sweeps (:meth:`replay`).
+
+    With the iteration clock an in-process solver's kernel sweeps by itself
+    (:func:`holdem.solver.kernels.run_iterations`, before iteration k * dcfr_interval, the rule
+    :meth:`due` follows) without counting in ``steps``: a schedule made with
+    ``kernel_handles_iterations`` then owes nothing, and one that continues such a run counts
+    the kernel's sweeps (:meth:`resume`)."""
+
+    def __init__(self, solver_cfg, kernel_handles_iterations=False, steps=0):
         self.cfg = solver_cfg
+        self.kernel_handles_iterations = bool(kernel_handles_iterations)
         self.enabled = solver_cfg.weighting == "dcfr" and not (
             kernel_handles_iterations and solver_cfg.schedule_clock == "iterations")
-        self.steps = 0                      # discount sweeps applied so far
+        self.steps = int(steps)             # discount sweeps applied so far
 
     def due(self, iterations, elapsed):
         """Number of sweeps owed before running iteration ``iterations`` (0-based)."""
@@ -106,6 +124,26 @@ class DcfrSchedule:
         if self.cfg.discount_stop is not None:
             clock = min(clock, self.cfg.discount_stop)
         return max(0, int(clock // self.cfg.dcfr_interval) - self.steps)
+
+    def catch_up(self, store, iterations, elapsed):
+        """Apply the sweeps owed before iteration ``iterations`` (0-based) at ``elapsed``
+        training seconds; returns how many."""
+        owed = self.due(iterations, elapsed)
+        if owed:
+            self.apply(store, owed)
+        return owed
+
+    def resume(self, steps, iterations):
+        """Continue a run that stopped at ``iterations`` with ``steps`` sweeps counted (a
+        schedule the kernel does not serve also counts the sweeps a kernel applied)."""
+        self.steps = int(steps)
+        if not self.kernel_handles_iterations:
+            self.sync_to(iterations)
+
+    def replay(self, store, step):
+        """Apply sweep number ``step`` (from 1), as the store it copies had it."""
+        self.steps = int(step) - 1
+        self.apply(store, 1)
 
     def sync_to(self, iterations):
         """With the iteration clock: mark the sweeps the kernel applied before ``iterations``
@@ -161,8 +199,7 @@ class Solver:
         self.iterations = int(iterations)
         self.elapsed = float(elapsed)
         if dcfr is None:            # ``dcfr``: a run loop's schedule, shared with it
-            dcfr = DcfrSchedule(config.solver, kernel_handles_iterations=True)
-            dcfr.steps = int(dcfr_steps)
+            dcfr = DcfrSchedule(config.solver, kernel_handles_iterations=True, steps=dcfr_steps)
         self.dcfr = dcfr
         self.utility = RingBuffer(utility_window)
         self.workspace = make_workspace(game)
@@ -181,9 +218,7 @@ class Solver:
         if self._utility_out.shape[0] < n:
             self._utility_out = np.zeros(n, dtype=np.float64)
         while done < n:
-            owed = self.dcfr.due(self.iterations, self.elapsed)
-            if owed:
-                self.dcfr.apply(store, owed)
+            self.dcfr.catch_up(store, self.iterations, self.elapsed)
             todo = n - done
             store.reserve(game.max_new_rows, game.max_new_entries)
             ran = run_kernel(game, store.arrays, store.arrays, self.params(), self.workspace,
