@@ -33,7 +33,7 @@ from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.metrics import compile_notice, format_bytes, log
 from holdem.monitor import RunMonitor
-from holdem.runtime.executor import Batch
+from holdem.runtime.executor import Batch, RunView
 from holdem.solver.solver import DcfrSchedule
 from holdem.store.store import RegretStore
 
@@ -323,6 +323,11 @@ class Run:
             finally:
                 self.lease.release(failed=True)
             raise
+        self.view = RunView(store=self.store, game=self.game, config=config, dcfr=self.dcfr,
+                            rng_state=self.rng_state, iterations=lambda: self.iterations,
+                            next_batch_id=lambda: self.next_batch_id,
+                            train_seconds=self.train_seconds, elapsed=self.current_elapsed,
+                            info=self.info)
         self.start_iterations = self.iterations
         self.assigned = self.iterations     # the first iteration of the next batch
         self.visits = 0
@@ -380,14 +385,14 @@ class Run:
         failed = True
         try:
             with compile_notice(COMPILE_SECONDS[executor.in_background], self.progress):
-                compile_seconds = executor.prepare(self)
+                compile_seconds = executor.prepare(self.view)
             self.info(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
             self.lease.clear_stale()
             self.monitor = RunMonitor(self.config, self.logdir, self.game, self.progress,
                                       start_iterations=self.start_iterations)
             self.writer = CheckpointWriter(self.directory, tc.keep_checkpoints)
             with StopFlag() as stop:
-                executor.start(self, stop)
+                executor.start(self.view, stop)
                 self._train_start = time.perf_counter()
                 last_snapshot = time.monotonic()
                 while True:
@@ -430,7 +435,7 @@ class Run:
                       f"({self.visits / ran:.1f} per iteration); store "
                       f"{format_bytes(self.store.nbytes)} for {self.store.num_infosets:,} "
                       "infosets")
-        for line in executor.summary(self):
+        for line in executor.summary(self.view):
             self.info(line)
         return RunResult.finish(self.iterations, ran, train_seconds, self.store.num_infosets,
                                 path, compile_seconds, reason)
@@ -501,7 +506,7 @@ class Run:
         start = time.perf_counter()
         snapshot = ckpt.store_snapshot(self.store)
         pause = time.perf_counter() - start
-        rng_states, schedule, extra = self.executor.checkpoint_state(self)
+        rng_states, schedule, extra = self.executor.checkpoint_state(self.view)
         header = ckpt.run_header(self.game, self.config, self.store, self.iterations,
                                  self.current_elapsed(),
                                  {"dcfr_steps": int(self.dcfr.steps), **schedule}, rng_states,

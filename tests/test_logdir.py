@@ -207,16 +207,16 @@ class FailingExecutor(InProcessExecutor):
         self.stage = stage
         self.returned = 0
 
-    def prepare(self, run):
-        seconds = super().prepare(run)
+    def prepare(self, view):
+        seconds = super().prepare(view)
         if self.stage == "prepare":
             raise RuntimeError("compile failed")
         return seconds
 
-    def start(self, run, stop):
+    def start(self, view, stop):
         if self.stage == "start":
             raise RuntimeError("workers did not start")
-        return super().start(run, stop)
+        return super().start(view, stop)
 
     def results(self, timeout):
         if self.stage == "results" and self.returned:

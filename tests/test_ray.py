@@ -135,9 +135,9 @@ def _kill_during_run(executor, action, min_iters=200_000):
     """Run ``action()`` on a thread once every worker is ready and the run merged
     ``min_iters``; returns the thread (the run itself stays on the main thread: signals)."""
     def go():
-        wait_for(lambda: executor.run is not None and executor.workers
+        wait_for(lambda: executor.view is not None and executor.workers
                  and all(w.ready for w in executor.workers)
-                 and executor.run.iterations >= min_iters)
+                 and executor.view.iterations() >= min_iters)
         action()
 
     thread = threading.Thread(target=go, daemon=True)

@@ -2,13 +2,14 @@
 
 The run loop (:mod:`holdem.training`) owns everything that does not depend on *where* iterations
 run -- stop conditions, the iteration counter, schedules, checkpoints, monitoring, resume -- and
-hands :class:`Batch` es to an executor. An executor has this small interface:
+hands :class:`Batch` es to an executor. An executor sees the run only through a
+:class:`RunView` (``view`` below): the store, the game, the config, the DCFR schedule, the
+checkpointed RNG state, and callables for the run's counters, clocks and status lines. It has
+this small interface:
 
-``prepare(run) -> seconds``
-    compile (or load from numba's cache) its kernels; ``run`` is the loop's state (store,
-    counters, schedule, checkpointed RNG; ``run.info(message)`` prints a status line unless the
-    run is quiet).
-``start(run, stop)``
+``prepare(view) -> seconds``
+    compile (or load from numba's cache) its kernels.
+``start(view, stop)``
     start whatever runs batches (worker processes); return early when ``stop.signal`` is set.
 ``capacity() -> int``, ``next_batch_size() -> int``, ``submit(batch)``
     how many batches it takes now, how many iterations it would like in the next one, and
@@ -17,14 +18,15 @@ hands :class:`Batch` es to an executor. An executor has this small interface:
     block up to ``timeout`` seconds for finished batches, whose updates are then in the store.
 ``in_flight() -> int``
     batches submitted and not yet returned (re-issued ones included).
-``scalars()`` / ``reset_window()``, ``summary()``, ``checkpoint_state(run)``, ``close()``
+``scalars()`` / ``reset_window()``, ``summary(view)``, ``checkpoint_state(view)``, ``close()``
     its TensorBoard scalars since the last window, its end-of-run log lines, what it adds to a
     checkpoint header, and shutting down.
 
 Attributes: ``num_workers``; ``allocator`` (for the store's arrays, or None for private memory);
-``discounts_in_kernel`` (DCFR sweeps with the iteration clock run inside the traversal kernel);
-``in_background`` (batches run while the loop waits, so training time is wall time; otherwise it
-is the time spent running batches).
+``discounts_in_kernel`` (its solver applies the run's DCFR schedule, ``view.dcfr``, itself:
+inside the traversal kernel with the iteration clock, before each batch otherwise; else the run
+loop applies it at the merged iteration count); ``in_background`` (batches run while the loop
+waits, so training time is wall time; otherwise it is the time spent running batches).
 
 :class:`InProcessExecutor` runs batches in this process (``num_workers: 1``);
 :class:`holdem.runtime.process.ProcessExecutor` on persistent worker processes.
@@ -32,10 +34,32 @@ is the time spent running batches).
 
 import time
 from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
-from holdem.solver.solver import Solver
+import numpy as np
+
+from holdem.solver.solver import DcfrSchedule, Solver
+from holdem.store.store import RegretStore
 
 IN_PROCESS_BATCH_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What an executor sees of a run. The run loop makes one when the run is set up and passes
+    it to ``prepare``, ``start``, ``summary`` and ``checkpoint_state``; the callables read the
+    loop's state when called."""
+
+    store: RegretStore              # the run's store (grows in place; the object stays)
+    game: Any                       # the game (holdem.games)
+    config: Any                     # the resolved holdem.config.Config
+    dcfr: DcfrSchedule              # the run's DCFR schedule (its sweeps so far: ``steps``)
+    rng_state: Optional[np.ndarray]     # the checkpointed RNG state to go on from (None: seed)
+    iterations: Callable[[], int]       # iterations merged so far, cumulative over the run
+    next_batch_id: Callable[[], int]    # the id the next batch will get
+    train_seconds: Callable[[], float]  # training seconds in this invocation
+    elapsed: Callable[[], float]        # training seconds over the whole run (resumes included)
+    info: Callable[[str], None]         # a status line on stderr, unless the run is quiet
 
 
 @dataclass(frozen=True)
@@ -73,15 +97,16 @@ class InProcessExecutor:
         self._pending = None
         self._chunk = 1000
 
-    def prepare(self, run):
+    def prepare(self, view):
         start = time.perf_counter()
         Solver(self.game, self.config).run(1)           # a throw-away solver: compiles
         seconds = time.perf_counter() - start
-        self.solver = Solver(self.game, self.config, store=run.store, rng_state=run.rng_state,
-                             iterations=run.iterations, elapsed=run.elapsed, dcfr=run.dcfr)
+        self.solver = Solver(self.game, self.config, store=view.store, rng_state=view.rng_state,
+                             iterations=view.iterations(), elapsed=view.elapsed(),
+                             dcfr=view.dcfr)
         return seconds
 
-    def start(self, run, stop):
+    def start(self, view, stop):
         pass
 
     def capacity(self):
@@ -122,10 +147,10 @@ class InProcessExecutor:
     def reset_window(self):
         pass
 
-    def summary(self, run):
+    def summary(self, view):
         return []
 
-    def checkpoint_state(self, run):
+    def checkpoint_state(self, view):
         """(RNG states, schedule fields, other header fields) for a checkpoint."""
         return [self.solver.rng_state], {}, {}
 

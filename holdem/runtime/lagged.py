@@ -80,7 +80,7 @@ class LaggedExecutor:
         self.batch_size = batch_size or config.train.batch_size or None
         self.flush = flush or flush_iterations(self.config, self.num_workers)   # None: per batch
         self.delay = default_delay(workers) if delay is None else int(delay)
-        self.run = None
+        self.view = None
         self.workers = []
         self.merger = RowMerger(1)
         self.scratch = MergeScratch()
@@ -89,8 +89,8 @@ class LaggedExecutor:
         self.ran = 0                            # iterations run by all simulated workers
         self._rate = None
 
-    def prepare(self, run):
-        self.run = run
+    def prepare(self, view):
+        self.view = view
         start = time.perf_counter()
         runners = [BatchRunner(self.game, self.config, self.num_workers)
                    for _ in range(self.num_workers)]
@@ -99,19 +99,19 @@ class LaggedExecutor:
                         for k, runner in enumerate(runners)]
         return time.perf_counter() - start
 
-    def start(self, run, stop):
+    def start(self, view, stop):
         pass
 
     def capacity(self):
         return sum(w.batch is None for w in self.workers)
 
     def next_batch_size(self):
-        return self.batch_size or batch_size_for(self._rate, self.run.store)
+        return self.batch_size or batch_size_for(self._rate, self.view.store)
 
     def submit(self, batch):
         w = next(w for w in self.workers if w.batch is None)
         w.batch, w.done, w.flush_done = batch, 0, 0
-        w.flush = pair_flush(self.flush, batch.n, self.run.store.num_infosets)
+        w.flush = pair_flush(self.flush, batch.n, self.view.store.num_infosets)
 
     def results(self, timeout):
         """One turn: every busy worker runs the next slice of its flush; a finished flush's
@@ -135,7 +135,7 @@ class LaggedExecutor:
             w.state = batch_rng_state(self.config.train.seed, batch.t0 + w.done)
             w.utility_sum, w.visits, w.seconds = 0.0, 0, 0.0
         n = min(flush_n - w.flush_done, max(1, -(-flush_n // CHUNKS)))
-        read = read_only_view(self.run.store.arrays)
+        read = read_only_view(self.view.store.arrays)
         start = time.perf_counter()
         utility_sum, visits = w.runner.run(read, batch.t0 + w.done + w.flush_done, n,
                                            batch.elapsed, state=w.state)
@@ -165,7 +165,7 @@ class LaggedExecutor:
         while self.queue and self.queue[0][0] <= due:
             _, index, record = self.queue.popleft()
             arena.add(record, source=index)
-        codes, _ = merge_pass(self.run, self.merger, arena, self.scratch)
+        codes, _ = merge_pass(self.view, self.merger, arena, self.scratch)
         bad = [c for c in codes if c != rk.OK]
         if bad:
             raise RuntimeError(f"a simulated worker's delta was rejected: {reason(bad[0])}")
@@ -185,12 +185,12 @@ class LaggedExecutor:
     def reset_window(self):
         pass
 
-    def summary(self, run):
+    def summary(self, view):
         return [f"lagged executor: {self.num_workers} simulated workers, "
                 f"{flush_text(self.flush)}, merged {self.delay:,} iterations later"]
 
-    def checkpoint_state(self, run):
-        return [batch_rng_state(self.config.train.seed, run.iterations)], {}, {}
+    def checkpoint_state(self, view):
+        return [batch_rng_state(self.config.train.seed, view.iterations())], {}, {}
 
     def close(self):
         self.merger.close()

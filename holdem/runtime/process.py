@@ -51,13 +51,14 @@ MAX_ITERS_PER_INFOSET = 10
 READY_TIMEOUT = 600.0
 
 
-def merge_pass(run, merger, arena, scratch=None):
-    """Merge the records of ``arena`` into ``run.store`` (``run``: the run loop's state), each
-    source's merged records a prefix of what it sent, with the regret floor now; returns
-    (codes, regret floor): see :func:`holdem.store.merge.merge_arena`."""
-    floor = regret_floor_at(run.config.solver, run.game.num_streets, run.iterations,
-                            run.current_elapsed())
-    codes = merge_arena(run.store, merger, arena, floor, game=run.game, scratch=scratch,
+def merge_pass(view, merger, arena, scratch=None):
+    """Merge the records of ``arena`` into the run's store (``view``: the run's
+    :class:`holdem.runtime.executor.RunView`), each source's merged records a prefix of what it
+    sent, with the regret floor now; returns (codes, regret floor): see
+    :func:`holdem.store.merge.merge_arena`."""
+    floor = regret_floor_at(view.config.solver, view.game.num_streets, view.iterations(),
+                            view.elapsed())
+    codes = merge_arena(view.store, merger, arena, floor, game=view.game, scratch=scratch,
                         by_source=True)
     return codes, floor
 
@@ -134,7 +135,7 @@ class ProcessExecutor:
         self.rings = None               # the workers' delta rings (process pool only)
         self.inbox = Inbox()
         self.scratch = MergeScratch()
-        self.run = None
+        self.view = None                # the run's RunView, from prepare()
         self.workers = [_Worker() for _ in range(self.num_workers)]
         self.queue = []                 # batches to send, re-issued ones first
         self.stats = {"merge_seconds": 0.0, "merges": 0, "passes": 0, "delta_bytes": 0,
@@ -144,8 +145,8 @@ class ProcessExecutor:
         self._cpu_start = None
 
     # -- start -----------------------------------------------------------------------------
-    def prepare(self, run):
-        self.run = run
+    def prepare(self, view):
+        self.view = view
         start = time.perf_counter()
         runner = BatchRunner(self.game, self.config)      # compiles into numba's cache
         runner.warm_up()
@@ -159,15 +160,15 @@ class ProcessExecutor:
         merge_one(store, merger, record, -1.0, game=self.game)          # rows it holds now
         return time.perf_counter() - start
 
-    def start(self, run, stop):
-        self.run = run
+    def start(self, view, stop):
+        self.view = view
         where = "Ray actors" if self.tc.backend == "ray" else self.tc.start_method
         flush = flush_text(self.flush)
-        run.info(f"starting {self.num_workers} workers ({where}), {flush}")
+        view.info(f"starting {self.num_workers} workers ({where}), {flush}")
         if self.pool is None:
-            self.pool = self._make_pool(run)
+            self.pool = self._make_pool(view)
         if getattr(self.pool, "replicates_store", False):
-            self.log = StoreLog(run.dcfr.steps)
+            self.log = StoreLog(view.dcfr.steps)
         self.pool.start()
         deadline = time.monotonic() + READY_TIMEOUT
         while not all(w.ready for w in self.workers):
@@ -179,7 +180,7 @@ class ProcessExecutor:
         self._cpu_start = time.process_time()
         self._window_start = time.perf_counter()
 
-    def _make_pool(self, run):
+    def _make_pool(self, view):
         # Workers get the resolved worker count (their own-delta weight depends on it).
         resolved = config_mod.to_dict(config_mod.with_overrides(
             self.config, train={"num_workers": self.num_workers}))
@@ -187,7 +188,7 @@ class ProcessExecutor:
             from holdem.runtime.ray_pool import RayPool
 
             return RayPool(self.num_workers, resolved, self.tc.ray_address,
-                           store=lambda: (run.store, self.allocator.generation, self.log))
+                           store=lambda: (view.store, self.allocator.generation, self.log))
         self.rings = Rings(self.num_workers, allocator=self.allocator)
         self.inbox = Inbox(self.rings)
         return ProcessPool(self.num_workers, resolved, self.tc.start_method, rings=self.rings)
@@ -205,7 +206,7 @@ class ProcessExecutor:
         if self.tc.batch_size:
             return self.tc.batch_size
         free = self._free()
-        return batch_size_for(self.workers[free[0]].rate if free else None, self.run.store)
+        return batch_size_for(self.workers[free[0]].rate if free else None, self.view.store)
 
     def submit(self, batch):
         self.queue.append(batch)
@@ -216,7 +217,7 @@ class ProcessExecutor:
         (tests drive the executor alone) the store counts as empty."""
         if self.tc.backend == "ray":
             return None
-        infosets = self.run.store.num_infosets if self.run is not None else 0
+        infosets = self.view.store.num_infosets if self.view is not None else 0
         return pair_flush(self.flush, batch.n, infosets)
 
     def _send(self):
@@ -253,7 +254,7 @@ class ProcessExecutor:
     def results(self, timeout):
         """One merge pass over everything the workers sent (see the module docstring)."""
         if self.log is not None:            # sweeps the loop applied since the last call
-            self.log.discounts(self.run.dcfr.steps)
+            self.log.discounts(self.view.dcfr.steps)
         inbox = self.inbox
         inbox.clear()
         trouble = {}                        # worker -> why it is restarted after this pass
@@ -322,7 +323,7 @@ class ProcessExecutor:
         """Merge the pass's records; the merged flushes' results."""
         start = time.perf_counter()
         self._sort_frames(arena, trouble)
-        codes, floor = merge_pass(self.run, self.merger, arena, self.scratch)
+        codes, floor = merge_pass(self.view, self.merger, arena, self.scratch)
         now_ns = time.monotonic_ns()
         out = []
         table, s = arena.table, self.stats
@@ -434,11 +435,11 @@ class ProcessExecutor:
             w.busy_seconds = 0.0
         self._window_start = time.perf_counter()
 
-    def summary(self, run):
+    def summary(self, view):
         s = self.stats
         if not s["merges"]:
             return []
-        seconds = max(run.train_seconds(), 1e-9)
+        seconds = max(view.train_seconds(), 1e-9)
         ran = s["delta_iters"]
         main_cpu = time.process_time() - (self._cpu_start or time.process_time())
         delay = s["delay_seconds"] / s["merges"]
@@ -447,14 +448,14 @@ class ProcessExecutor:
                 f"deltas/pass); {ran / s['merges']:.0f} iterations/delta; flush to merge "
                 f"{1e3 * delay:.2f} ms ({delay * ran / seconds:,.0f} iterations); "
                 f"delta {s['delta_bytes'] / max(ran, 1):.1f} bytes/iteration; "
-                f"store {format_bytes(run.store.nbytes)}; main process busy "
+                f"store {format_bytes(view.store.nbytes)}; main process busy "
                 f"{main_cpu / seconds:.1%} of a core; worker restarts {s['restarts']}"
                 ] + (self.pool.summary(ran, seconds) if hasattr(self.pool, "summary") else [])
 
-    def checkpoint_state(self, run):
+    def checkpoint_state(self, view):
         # An in-process resume continues with the next batch's stream.
-        return ([batch_rng_state(self.tc.seed, run.iterations)],
-                {"next_batch": int(run.next_batch_id)}, {"num_workers": self.num_workers})
+        return ([batch_rng_state(self.tc.seed, view.iterations())],
+                {"next_batch": int(view.next_batch_id())}, {"num_workers": self.num_workers})
 
     def close(self):
         try:
