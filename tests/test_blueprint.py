@@ -37,7 +37,7 @@ def test_checkpoint_finds_its_bucket_file_by_sha256_when_the_path_changed(tmp_pa
     import dataclasses
     import shutil
 
-    from holdem.abstraction.buckets import encode_buckets, load_buckets
+    from holdem.abstraction.bucket_file import encode_buckets, load_buckets
     from holdem.checkpoint import CheckpointError
 
     default = ROOT / "assets" / "abstraction" / "default_hu.buckets"

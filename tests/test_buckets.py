@@ -17,25 +17,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from holdem.abstraction import buckets, build_kernels, deal_kernels
-from holdem.abstraction.buckets import (
-    PREFLOP_CLASS_NAMES,
+from holdem.abstraction import build_kernels, deal_kernels
+from holdem.abstraction.bucket_build import build_buckets, preflop_equity, quantile_buckets
+from holdem.abstraction.bucket_file import (
     BucketFileError,
     BucketParams,
     bucket_file_checksum,
-    build_buckets,
     encode_buckets,
     load_buckets,
+    save_buckets,
+)
+from holdem.abstraction.bucket_tables import (
     lookup_buckets,
     make_tables,
     make_work,
-    num_buckets,
-    preflop_class,
-    preflop_equity,
-    quantile_buckets,
     river_hand_strength,
-    save_buckets,
 )
+from holdem.abstraction.deal_kernels import num_buckets
+from holdem.abstraction.preflop import PREFLOP_CLASS_NAMES, preflop_class, preflop_hands
 from holdem.abstraction.isomorphism import (
     STREET_SIZES,
     HandIndexer,
@@ -302,7 +301,7 @@ def test_preflop_hands_names_the_classes_of_each_bucket(tiny_build):
     from holdem.analysis.charts import GRID, combos
 
     tables = make_tables(tiny_build[1], TINY)
-    hands = buckets.preflop_hands(tables)
+    hands = preflop_hands(tables)
     assert len(hands) == 10 and "AA" in hands[9]
     listed = [name for names in hands for name in names]
     assert sorted(listed) == sorted(PREFLOP_CLASS_NAMES)                 # each class once
@@ -500,5 +499,5 @@ def test_deal_buckets_callable_from_a_kernel(tiny_build):
     holes = parse("As Ah Kd Qc").astype(np.int64).reshape(1, 2, 2)
     boards = parse("Ac Ad 7h 2s 9c").astype(np.int64).reshape(1, 5)
     out = np.zeros((1, 2, 4), np.int64)
-    deal_kernels.deal_buckets_batch_kernel(tables, holes, boards, 2, out, buckets.make_work(tables))
+    deal_kernels.deal_buckets_batch_kernel(tables, holes, boards, 2, out, make_work(tables))
     assert out[0, 0].tolist() == [9, 7, 7, 7]

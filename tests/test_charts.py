@@ -11,7 +11,7 @@ import pytest
 
 import holdem
 from holdem import config as config_mod
-from holdem.abstraction.buckets import lookup_buckets
+from holdem.abstraction.bucket_tables import lookup_buckets
 from holdem.analysis import charts
 from holdem.analysis.charts import GRID, ChartError, combos, compare, range_chart
 from holdem.cli import charts as charts_cli

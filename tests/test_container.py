@@ -64,4 +64,4 @@ def test_importing_the_container_loads_no_numba():
             "if m.split('.')[0] in ('numba', 'holdem'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
-    assert out == ["holdem", "holdem.container", "holdem.fileio"]
+    assert "holdem.container" in out and not [m for m in out if m.split(".")[0] == "numba"]

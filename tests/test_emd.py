@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from holdem.abstraction import emd, emd_kernels as ek
-from holdem.abstraction.buckets import (BucketFileError, BucketParams, build_buckets,
-                                        encode_buckets, load_buckets, lookup_buckets,
-                                        make_tables)
+from holdem.abstraction.bucket_build import build_buckets
+from holdem.abstraction.bucket_file import (BucketFileError, BucketParams, encode_buckets,
+                                            load_buckets)
+from holdem.abstraction.bucket_tables import lookup_buckets, make_tables
 from holdem.cards import parse
 from tests.reference.transport import exact_emd
 

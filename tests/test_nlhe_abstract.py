@@ -122,7 +122,7 @@ def test_deal_kernel_matches_evaluator_and_bucket_lookup():
     """The NLHE deal kernel's strengths are 7-card ranks and its buckets the bucket lookup's."""
     from holdem import config as config_mod
     from holdem import rng
-    from holdem.abstraction.buckets import lookup_buckets
+    from holdem.abstraction.bucket_tables import lookup_buckets
     from holdem.games import make_game
     from holdem.solver.kernels import make_workspace
 

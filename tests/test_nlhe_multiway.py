@@ -213,7 +213,7 @@ def trained_three_way(tmp_path_factory):
 
 def test_blueprint_query_reads_the_trained_store(trained_three_way):
     import holdem
-    from holdem.abstraction.buckets import lookup_buckets
+    from holdem.abstraction.bucket_tables import lookup_buckets
 
     logdir, solver = trained_three_way
     bp = holdem.Blueprint.load(logdir)

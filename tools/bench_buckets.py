@@ -23,7 +23,7 @@ def time_lookup(tables, num_players, num_deals, repeats, seed):
     import numpy as np
 
     from holdem.abstraction import deal_kernels
-    from holdem.abstraction.buckets import make_work
+    from holdem.abstraction.bucket_tables import make_work
     from holdem.cards import random_hands
     cards = random_hands(np.random.default_rng(seed), num_deals, 2 * num_players + 5)
     cards = cards.astype(np.int64)
@@ -31,7 +31,8 @@ def time_lookup(tables, num_players, num_deals, repeats, seed):
     boards = np.ascontiguousarray(cards[:, 2 * num_players:])
     out = np.zeros((num_deals, num_players, 4), dtype=np.int64)
     work = make_work(tables)
-    deal_kernels.deal_buckets_batch_kernel(tables, holes[:1], boards[:1], num_players, out[:1], work)
+    deal_kernels.deal_buckets_batch_kernel(tables, holes[:1], boards[:1], num_players, out[:1],
+                                           work)
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
@@ -54,12 +55,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     start = time.perf_counter()
-    from holdem.abstraction.buckets import (
-        BucketParams,
-        build_buckets,
-        load_buckets,
-        save_buckets,
-    )
+    from holdem.abstraction.bucket_build import build_buckets
+    from holdem.abstraction.bucket_file import BucketParams, load_buckets, save_buckets
     import_seconds = time.perf_counter() - start
     start = time.perf_counter()
     loaded = load_buckets(args.buckets)

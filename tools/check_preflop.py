@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from holdem.abstraction.buckets import lookup_buckets
+from holdem.abstraction.bucket_tables import lookup_buckets
 from holdem.analysis.blueprint import load_checkpoint_store
 from holdem.cards import parse
 from holdem.games.nlhe.abstract import history_string

@@ -1,6 +1,6 @@
 """Potential-aware card abstraction: flop and turn buckets by k-means with earth mover's distance.
 
-``build_buckets --method emd`` (:func:`holdem.abstraction.buckets.build_buckets` with
+``build_buckets --method emd`` (:func:`holdem.abstraction.bucket_build.build_buckets` with
 ``BucketParams(method="emd")``) buckets the river exactly as the E[HS^2] method does (quantile
 bins of HS), then works backwards (Johanson et al. 2013; Ganzfried and Sandholm 2014):
 

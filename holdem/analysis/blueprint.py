@@ -38,7 +38,7 @@ def game_of_checkpoint(checkpoint):
     game = make_game(config)
     want = checkpoint.header.get("abstraction", {}).get("buckets_sha256", "")
     if game.buckets_path and want and game.buckets_sha256 != want:
-        from holdem.abstraction.buckets import BucketFileError, bucket_file_checksum
+        from holdem.abstraction.bucket_file import BucketFileError, bucket_file_checksum
         for other in sorted(Path(game.buckets_path).parent.glob("*.buckets")):
             try:
                 found = bucket_file_checksum(other) == want
@@ -275,7 +275,7 @@ class Blueprint:
 
     @property
     def _preflop_hands(self):
-        from holdem.abstraction.buckets import preflop_hands
+        from holdem.abstraction.preflop import preflop_hands
 
         if self._hands is None:
             self._hands = preflop_hands(self.game.deal.tables)
@@ -315,7 +315,7 @@ class Blueprint:
         export history) for the player to act holding ``hole`` with ``board`` (the cards dealt
         so far: 0, 3, 4 or 5, as the line's street needs; None = none); cards as text
         (``"As Kd"``) or ints 0..51. Returns a :class:`Spot`."""
-        from holdem.abstraction.buckets import lookup_buckets
+        from holdem.abstraction.bucket_tables import lookup_buckets
         from holdem.games.nlhe.rules import seat_name
 
         labels = self.line_labels(labels)

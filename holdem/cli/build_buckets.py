@@ -7,7 +7,7 @@ Shows a progress bar on stderr and prints one line on stdout at the end:
 ``wrote PATH: k=K0/K1/K2/K3 num_players=N seed=S bytes=B sha256=HEX seconds=T``. The same
 arguments give a byte-identical file. With ``--manifest FILE`` the build (command, parameters,
 sha256, size, build time) is also recorded in that JSON manifest, keyed by the file's name.
-What the file holds is described in :mod:`holdem.abstraction.buckets`.
+What the file holds is described in :mod:`holdem.abstraction.bucket_file`.
 """
 
 import datetime
@@ -36,12 +36,13 @@ def _bounded_int(low, high):
 
 
 def buckets_methods():
-    from holdem.abstraction.buckets import METHODS
+    from holdem.abstraction.bucket_file import METHODS
     return METHODS
 
 
 def build_parser():
-    from holdem.abstraction.buckets import MAX_BUCKETS, MAX_PLAYERS, BucketParams
+    from holdem.abstraction.bucket_file import MAX_BUCKETS, BucketParams
+    from holdem.abstraction.bucket_tables import MAX_PLAYERS
     d = BucketParams()
     p = ArgumentParser(
         prog="python -m holdem.cli.build_buckets",
@@ -125,7 +126,7 @@ def write_manifest(manifest, out, argv, params, sha256, size, seconds, generator
     import numpy as np
 
     from holdem import __version__
-    from holdem.abstraction.buckets import FORMAT_VERSION
+    from holdem.abstraction.bucket_file import FORMAT_VERSION
     manifest = Path(manifest)
     data = {"files": {}}
     if manifest.exists():
@@ -163,8 +164,8 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
 
-    from holdem.abstraction import buckets
-    params = buckets.BucketParams(
+    from holdem.abstraction import bucket_build, bucket_file
+    params = bucket_file.BucketParams(
         k_preflop=args.k_preflop, k_flop=args.k_flop, k_turn=args.k_turn,
         k_river=args.k_river, num_players=args.num_players, seed=args.seed,
         preflop_samples=args.preflop_samples, turn_samples=args.turn_samples,
@@ -176,18 +177,18 @@ def main(argv=None):
     progress = None if args.quiet else ProgressBar()
     start = time.perf_counter()
     try:
-        header, arrays = buckets.build_buckets(params, progress=progress,
+        header, arrays = bucket_build.build_buckets(params, progress=progress,
                                                num_threads=args.threads or None)
     finally:
         if progress:
             progress.close()
     try:
-        buckets.save_buckets(out, header, arrays)
+        bucket_file.save_buckets(out, header, arrays)
     except OSError as exc:
         print(f"{parser.prog}: error: cannot write {out}: {exc.strerror}", file=sys.stderr)
         return 2
     seconds = time.perf_counter() - start
-    sha256 = buckets.bucket_file_checksum(out)
+    sha256 = bucket_file.bucket_file_checksum(out)
     size = out.stat().st_size
     if args.manifest:
         try:

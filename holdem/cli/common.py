@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from holdem.abstraction.buckets import BucketFileError
+from holdem.abstraction.bucket_file import BucketFileError
 from holdem.checkpoint import CheckpointError, resolve, run_checkpoints
 from holdem.config import ConfigError
 

@@ -150,7 +150,7 @@ def nlhe_records(game, store):
     """Export records of the visited infosets of a No-Limit Hold'em store (tree order, then
     bucket). ``history`` has raise-to amounts in big blinds after ``r`` (e.g. ``r2.5c/r1.6``);
     ``actions`` are labels ``f``, ``c``, ``r<x>b`` (big blinds), ``r<f>p`` (pot fraction), ``a``."""
-    from holdem.abstraction.buckets import preflop_hands
+    from holdem.abstraction.preflop import preflop_hands
     from holdem.games.nlhe.abstract import STREET_NAMES, history_string
 
     hands = preflop_hands(game.deal.tables)
@@ -184,7 +184,7 @@ def nlhe_records(game, store):
 
 def bucket_fields(hands, street, bucket):
     """A record's ``bucket`` and, preflop, ``hand``: the hand classes of the bucket (``hands``
-    from :func:`holdem.abstraction.buckets.preflop_hands`), e.g. ``"AKs"``, space-separated
+    from :func:`holdem.abstraction.preflop.preflop_hands`), e.g. ``"AKs"``, space-separated
     when the bucket file groups several."""
     return {"bucket": bucket, **({"hand": " ".join(hands[bucket])} if street == 0 else {})}
 
@@ -193,7 +193,7 @@ def multiway_records(game, store, streets=None):
     """Export records of the visited preflop infosets of a multi-way store (decision nodes in
     depth-first order, then bucket). Later streets cannot be listed: the betting tree past the
     flop is far too large to walk and infoset keys are hashes of the history."""
-    from holdem.abstraction.buckets import preflop_hands
+    from holdem.abstraction.preflop import preflop_hands
     from holdem.games.nlhe import multiway_kernels as mk
     from holdem.games.nlhe.abstract import STREET_NAMES
     from holdem.games.nlhe.multiway import walk_decisions

@@ -13,7 +13,7 @@ import numpy as np
 
 from holdem import rng
 from holdem._jit import njit_exact as njit
-from holdem.abstraction.buckets import BucketTables, make_work
+from holdem.abstraction.bucket_tables import BucketTables, make_work
 from holdem.abstraction.deal_kernels import deal_buckets
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
 
