@@ -33,6 +33,7 @@ from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.metrics import compile_notice, format_bytes, log
 from holdem.monitor import RunMonitor
+from holdem.runtime.backends import make_executor
 from holdem.runtime.executor import Batch, RunView
 from holdem.solver.solver import DcfrSchedule
 from holdem.store.store import RegretStore
@@ -232,34 +233,6 @@ class LogdirLease:
 def memory_limit_bytes(config):
     gb = config.train.max_memory_gb
     return None if gb is None else int(gb * (1 << 30))
-
-
-def resolved_workers(config):
-    """``train.num_workers``, with 0 resolved: one worker per core of this machine, or with the
-    Ray backend one per CPU of the cluster less one (for the main process)."""
-    n = config.train.num_workers
-    if n == 0 and config.train.backend == "ray":
-        from holdem.runtime.ray_pool import cluster_workers
-
-        return cluster_workers(config.train.ray_address)
-    return os.cpu_count() or 1 if n == 0 else n
-
-
-def make_executor(game, config):
-    """The executor ``config.train.num_workers`` asks for: in-process for 1, else workers
-    (processes or Ray actors: ``train.backend``)."""
-    workers = resolved_workers(config)
-    if workers == 1:
-        from holdem.runtime.executor import InProcessExecutor
-
-        return InProcessExecutor(game, config)
-    from holdem.runtime.process import ProcessExecutor
-
-    cores = os.cpu_count() or 1
-    if config.train.backend != "ray" and workers > cores:
-        log(f"warning: {workers} worker processes on {cores} cores: they share the cores with "
-            "each other and with the main process")
-    return ProcessExecutor(game, config, workers)
 
 
 def resumed_settings(checkpoint, config):

@@ -19,7 +19,7 @@ from holdem.analysis.blueprint import load_profile
 from holdem.analysis.exact import ExactEvaluator
 from holdem.games import make_game
 from holdem.runtime import shm
-from holdem.runtime.process import ProcessExecutor
+from holdem.runtime.backends import make_executor, resolved_workers
 from holdem.training import train
 
 ray = pytest.importorskip("ray")
@@ -63,8 +63,8 @@ def leduc(**train):
 
 
 def ray_executor(config, workers):
-    return ProcessExecutor(make_game(config), config_mod.with_overrides(
-        config, train={"backend": "ray", "num_workers": workers}), workers)
+    config = config_mod.with_overrides(config, train={"backend": "ray", "num_workers": workers})
+    return make_executor(make_game(config), config)
 
 
 def exploitability(logdir, config):
@@ -270,7 +270,5 @@ def test_unreachable_cluster_is_a_one_line_error_and_leaves_no_logdir(tmp_path):
 
 
 def test_zero_workers_is_one_per_cpu_of_the_cluster_less_one(cluster):
-    from holdem.training import resolved_workers
-
     cpus = sum(n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"])
     assert resolved_workers(leduc(num_workers=0, backend="ray")) == int(cpus) - 1

@@ -473,6 +473,73 @@ def test_batch_sent_to_a_dead_worker_is_reissued():
         executor.close()
 
 
+def test_one_factory_chooses_executor_and_pool(monkeypatch):
+    import sys
+
+    from holdem import config as config_mod
+    from holdem.games import make_game
+    from holdem.runtime import backends
+    from holdem.runtime.executor import InProcessExecutor
+    from holdem.runtime.pool import ProcessPool
+    from holdem.runtime.process import ProcessExecutor
+    from holdem.runtime.ray_pool import RayPool
+
+    def config(**train):
+        return config_mod.with_overrides(config_mod.default_for_game("leduc"), train=train)
+
+    one = config(num_workers=1)
+    assert isinstance(backends.make_executor(make_game(one), one), InProcessExecutor)
+    two = config(num_workers=2)
+    executor = backends.make_executor(make_game(two), two)
+    try:
+        assert isinstance(executor, ProcessExecutor) and executor.pool is None
+        assert executor.make_pool is backends.make_pool
+        pool = backends.make_pool(two, 2, executor.allocator, None)
+        assert isinstance(pool, ProcessPool) and pool.rings is not None
+        pool.rings.close()
+        monkeypatch.setitem(sys.modules, "ray", None)       # a Ray pool imports ray when started
+        ray = config(num_workers=2, backend="ray")
+        assert isinstance(backends.make_pool(ray, 2, executor.allocator, None), RayPool)
+    finally:
+        executor.close()
+    with pytest.raises(ValueError, match="needs a pool or make_pool"):
+        ProcessExecutor(make_game(two), two, 2)
+
+
+def _runtime_imports():
+    """{runtime module: the holdem modules it imports anywhere in it (functions included)}."""
+    import ast
+
+    root = ROOT / "holdem" / "runtime"
+    found = {}
+    for path in sorted(root.glob("*.py")):
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                targets |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        found[f"holdem.runtime.{path.stem}"] = targets
+    return found
+
+
+def test_runtime_modules_import_each_other_one_way_only():
+    """No loop among runtime modules, deferred imports included; ``ray`` only in ray_pool."""
+    imports = _runtime_imports()
+    graph = {m: {t for t in targets if t in imports} for m, targets in imports.items()}
+
+    def reaches(start, goal, seen=()):
+        return any(t == goal or (t not in seen and reaches(t, goal, (*seen, t)))
+                   for t in graph[start])
+
+    assert [m for m in graph if reaches(m, m)] == []
+    assert [m for m, targets in imports.items()
+            if any(t == "ray" or t.startswith("ray.") for t in targets)] == [
+        "holdem.runtime.ray_pool"]
+    assert [m for m, targets in imports.items()
+            if any(t.startswith("holdem.training") for t in targets)] == []
+
+
 # -- frames (no processes) --------------------------------------------------------------------
 def _pipe_with(*chunks):
     """A pipe whose read end holds ``chunks`` (written, then the write end closed)."""

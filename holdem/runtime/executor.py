@@ -29,7 +29,8 @@ loop applies it at the merged iteration count); ``in_background`` (batches run w
 waits, so training time is wall time; otherwise it is the time spent running batches).
 
 :class:`InProcessExecutor` runs batches in this process (``num_workers: 1``);
-:class:`holdem.runtime.process.ProcessExecutor` on persistent worker processes.
+:class:`holdem.runtime.process.ProcessExecutor` on persistent worker processes; which one a
+config asks for is :func:`holdem.runtime.backends.make_executor`'s choice.
 """
 
 import time

@@ -26,13 +26,12 @@ shared-memory files. ``pool`` is the seam to where workers run (:mod:`holdem.run
 
 import time
 
-from holdem import config as config_mod
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.executor import Batch, BatchResult
-from holdem.runtime.pool import ProcessPool, WorkerDied
+from holdem.runtime.pool import WorkerDied
 from holdem.runtime.replica import StoreLog
-from holdem.runtime.ring import Inbox, Rings
+from holdem.runtime.ring import Inbox
 from holdem.runtime.worker import (BatchRunner, batch_rng_state, flush_iterations, flush_text,
                                    pair_flush)
 from holdem.solver.solver import regret_floor_at
@@ -111,12 +110,19 @@ class _Worker:
 
 
 class ProcessExecutor:
-    """Persistent worker processes returning msgpack deltas (see the module docstring)."""
+    """Persistent worker processes returning msgpack deltas (see the module docstring).
+    Where they run is ``pool``, or the pool ``make_pool(config, num_workers, allocator,
+    store_state)`` makes at :meth:`start` (:func:`holdem.runtime.backends.make_pool`: the
+    backend is chosen there); ``store_state()`` gives (the run's store, its generation, the
+    :class:`holdem.runtime.replica.StoreLog`) to a pool that keeps store replicas."""
 
     discounts_in_kernel = False
     in_background = True
 
-    def __init__(self, game, config, num_workers, pool=None):
+    def __init__(self, game, config, num_workers, pool=None, make_pool=None):
+        if pool is None and make_pool is None:
+            raise ValueError("a ProcessExecutor needs a pool or make_pool "
+                             "(holdem.runtime.backends.make_executor gives it one)")
         self.game = game
         self.config = config
         self.tc = config.train
@@ -130,6 +136,7 @@ class ProcessExecutor:
             log(f"removed {len(removed)} shared-memory file(s) left by a killed run")
         self.allocator = shm.SharedAllocator()
         self.pool = pool
+        self.make_pool = make_pool
         self.log = None                 # the store's changes, when the pool keeps replicas
         self.merger = RowMerger(merge_threads(config, self.num_workers))
         self.rings = None               # the workers' delta rings (process pool only)
@@ -166,7 +173,11 @@ class ProcessExecutor:
         flush = flush_text(self.flush)
         view.info(f"starting {self.num_workers} workers ({where}), {flush}")
         if self.pool is None:
-            self.pool = self._make_pool(view)
+            self.pool = self.make_pool(self.config, self.num_workers, self.allocator,
+                                       lambda: (view.store, self.allocator.generation, self.log))
+        if getattr(self.pool, "rings", None) is not None:    # local processes' delta rings
+            self.rings = self.pool.rings
+            self.inbox = Inbox(self.rings)
         if getattr(self.pool, "replicates_store", False):
             self.log = StoreLog(view.dcfr.steps)
         self.pool.start()
@@ -179,19 +190,6 @@ class ProcessExecutor:
             self.results(1.0)
         self._cpu_start = time.process_time()
         self._window_start = time.perf_counter()
-
-    def _make_pool(self, view):
-        # Workers get the resolved worker count (their own-delta weight depends on it).
-        resolved = config_mod.to_dict(config_mod.with_overrides(
-            self.config, train={"num_workers": self.num_workers}))
-        if self.tc.backend == "ray":
-            from holdem.runtime.ray_pool import RayPool
-
-            return RayPool(self.num_workers, resolved, self.tc.ray_address,
-                           store=lambda: (view.store, self.allocator.generation, self.log))
-        self.rings = Rings(self.num_workers, allocator=self.allocator)
-        self.inbox = Inbox(self.rings)
-        return ProcessPool(self.num_workers, resolved, self.tc.start_method, rings=self.rings)
 
     # -- batches ---------------------------------------------------------------------------
     def _free(self):
