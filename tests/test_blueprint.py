@@ -105,7 +105,7 @@ def test_one_line_notation_for_query_spot_charts_and_exports(small_nlhe_blueprin
 
     from holdem.analysis.blueprint import load_checkpoint_store
     from holdem.analysis.charts import range_chart
-    from holdem.cli.export_strategy import nlhe_records
+    from holdem.analysis.export import nlhe_records
 
     bp = small_nlhe_blueprint
     as_list = bp.query(["r2.5b", "c"], "As Kd", "2c 7h 9d")
@@ -391,7 +391,7 @@ def test_nlhe_export_round_trip_matches_blueprint(small_nlhe_blueprint, tmp_path
     import subprocess
     import sys
 
-    from holdem.cli.export_strategy import read_export
+    from holdem.analysis.export import read_export
     from holdem.games.nlhe.abstract import history_string
     from holdem.games.tree import NodeKind
 

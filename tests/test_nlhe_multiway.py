@@ -236,7 +236,7 @@ def test_preflop_export_round_trips(trained_three_way, tmp_path):
     import subprocess
     import sys
 
-    from holdem.cli.export_strategy import read_export
+    from holdem.analysis.export import read_export
 
     logdir, solver = trained_three_way
     out = tmp_path / "pre.csv"
@@ -367,7 +367,7 @@ def test_multiway_export_histories_are_lines_query_takes(trained_three_way, tmp_
     """One notation for lines with any number of seats: each exported preflop history, given to
     Blueprint.line_labels, reaches the node whose actions and strategy the record lists."""
     import holdem
-    from holdem.cli.export_strategy import multiway_records
+    from holdem.analysis.export import multiway_records
 
     logdir, solver = trained_three_way
     bp = holdem.Blueprint.load(logdir)

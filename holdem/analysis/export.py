@@ -1,0 +1,236 @@
+"""Export records of a checkpoint's average strategy, their JSON and CSV text, and reading an
+export back.
+
+The command line is :mod:`holdem.cli.export_strategy` (``python -m holdem.cli.export_strategy
+--checkpoint PATH --out FILE``); :func:`export_records` is what it writes.
+
+A JSON export is ``{"game": ..., "iterations": ..., "infosets": [records]}`` with one record per
+reachable infoset (unvisited ones uniform with ``"visited": false``). Kuhn/Leduc records:
+``player``, ``private`` (J/Q/K), ``public`` (board rank letter or null), ``history``
+(``f``/``c``/``r`` per action, rounds separated by ``/``), ``actions`` (legal letters in the order
+f, c, r), ``strategy`` (probabilities in that order) and ``visited``. No-Limit Hold'em records
+(visited infosets only; the full set is too large): ``player``, ``street``, ``history`` (raise-to
+amounts in big blinds after ``r``), ``bucket``, preflop ``hand`` (the bucket's hand class, e.g.
+``AKs``; space-separated classes when the bucket file groups several), ``actions`` (``f``,
+``c``, ``r2.5b``, ``r0.5p``, ``a``) and ``strategy``. For 3-6 players only preflop infosets are
+exported (the betting tree after it is too large to list).
+
+CSV: a header row (:data:`CSV_FIELDS`), then one row per record with the same fields;
+``actions`` and ``strategy`` are space-separated, probabilities written with full precision so
+that :func:`read_export` gives back exactly the exported numbers.
+"""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from holdem.config import ConfigError
+from holdem.games import EXACT, LINES
+from holdem.games.small import RANK_LETTERS
+from holdem.games.tree import ACTION_LETTERS, NodeKind, history_letters
+
+CSV_FIELDS = ("player", "street", "private", "public", "history", "bucket", "hand", "actions",
+              "strategy", "visited")
+
+
+_STREET_ORDER = {name: i for i, name in enumerate(("0", "1", "preflop", "flop", "turn", "river"))}
+
+
+def _street_of(record):
+    if "street" in record:
+        return record["street"]
+    return "1" if "/" in record["history"] else "0"
+
+
+def export_records(game, store, checkpoint, streets=None):
+    """The export records of a loaded checkpoint (``game``, ``store``, ``checkpoint`` as
+    :func:`holdem.analysis.blueprint.load_checkpoint_store` returns them): every infoset of a
+    game solved exactly (Kuhn, Leduc), the visited ones of a heads-up tree, the visited preflop
+    ones of a multi-way game. ``streets`` (the ``--street`` names) only lets a multi-way export
+    refuse streets it cannot list; :func:`filter_records` selects."""
+    from holdem.analysis.blueprint import load_profile
+
+    if game.supports(EXACT):
+        return strategy_records(load_profile(checkpoint))
+    if game.supports(LINES):
+        return nlhe_records(game, store)
+    return multiway_records(game, store, streets)   # nodes computed during traversal: preflop only
+
+
+def filter_records(records, streets=None, players=None):
+    """The records of ``streets`` and ``players`` (None or empty: all). Raises ConfigError,
+    naming what the export holds, when a filter, or the two together, select nothing."""
+    kept = [r for r in records
+            if (not streets or _street_of(r) in streets)
+            and (not players or r["player"] in players)]
+    if kept or not records or not (streets or players):
+        return kept
+    have_streets = sorted({_street_of(r) for r in records}, key=_STREET_ORDER.get)
+    have_players = sorted({r["player"] for r in records})
+    if streets and not set(streets) & set(have_streets):
+        raise ConfigError(f"--street {' '.join(streets)}: no infoset of this checkpoint is on "
+                          f"it; its streets are {', '.join(have_streets)}")
+    if players and not set(players) & set(have_players):
+        raise ConfigError(f"--player {' '.join(map(str, players))}: no infoset of this "
+                          f"checkpoint belongs to it; its players are "
+                          f"{', '.join(map(str, have_players))}")
+    raise ConfigError(f"--street {' '.join(streets)} --player {' '.join(map(str, players))}: "
+                      "no infoset of this checkpoint is on those streets and belongs to those "
+                      "players")
+
+
+def to_json(records, game_name, iterations):
+    """The text of a JSON export (one-space indent, a final newline)."""
+    return json.dumps({"game": game_name, "iterations": iterations, "infosets": records},
+                      indent=1) + "\n"
+
+
+def to_csv(records):
+    """The text of a CSV export: a header row of :data:`CSV_FIELDS`, then a row per record."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for r in records:
+        writer.writerow([
+            r["player"], _street_of(r), r.get("private", ""),
+            "" if r.get("public") is None else r["public"], r["history"], r.get("bucket", ""),
+            r.get("hand", ""), " ".join(r["actions"]),
+            " ".join(repr(float(x)) for x in r["strategy"]), "true" if r["visited"] else "false"])
+    return out.getvalue()
+
+
+def read_export(path):
+    """Records of an exported JSON or CSV file (the inverse of the export)."""
+    path = Path(path)
+    text = path.read_text()
+    if path.suffix.lower() != ".csv":
+        return json.loads(text)["infosets"]
+    records = []
+    for row in csv.DictReader(io.StringIO(text)):
+        records.append({"player": int(row["player"]), "street": row["street"],
+                        "history": row["history"],
+                        "actions": row["actions"].split(),
+                        "strategy": [float(x) for x in row["strategy"].split()],
+                        "visited": row["visited"] == "true",
+                        **({"bucket": int(row["bucket"])} if row["bucket"] else {}),
+                        **({"hand": row["hand"]} if row.get("hand") else {}),
+                        **({"private": row["private"]} if row["private"] else {})})
+    return records
+
+
+def strategy_records(loaded):
+    """The export records of a loaded small-game profile, in tree order then bucket order."""
+    game = loaded.game
+    tree = game.tree
+    r = game.deal.num_ranks
+    records = []
+    for node in range(tree.kind.shape[0]):
+        if tree.kind[node] != NodeKind.DECISION:
+            continue
+        street = int(tree.street[node])
+        na = int(tree.num_actions[node])
+        c0 = int(tree.child_start[node])
+        letters = [ACTION_LETTERS[int(tree.action[c0 + a])] for a in range(na)]
+        history = history_letters(tree, node)
+        buckets = range(r) if street == 0 else range(r * r)
+        for bucket in buckets:
+            private, public = (bucket, None) if street == 0 else divmod(bucket, r)
+            key = int(tree.history[node]) * game.bucket_stride + bucket
+            records.append({
+                "player": int(tree.player[node]),
+                "private": RANK_LETTERS[private],
+                "public": None if public is None else RANK_LETTERS[public],
+                "history": history,
+                "actions": letters,
+                "strategy": [float(x) for x in loaded.average[key, :na]],
+                "visited": bool(loaded.visited[key]),
+            })
+    return records
+
+
+def _average(num_actions, offsets, strategy_sum, row):
+    """The normalized average strategy of store row ``row`` as a list of floats (uniform when
+    its strategy sums are all zero)."""
+    na, off = int(num_actions[row]), int(offsets[row])
+    sums = np.asarray(strategy_sum[off:off + na], dtype=np.float64)
+    total = sums.sum()
+    return [float(x) for x in (sums / total if total > 0 else np.full(na, 1.0 / na))]
+
+
+def nlhe_records(game, store):
+    """Export records of the visited infosets of a No-Limit Hold'em store (tree order, then
+    bucket). ``history`` has raise-to amounts in big blinds after ``r`` (e.g. ``r2.5c/r1.6``);
+    ``actions`` are labels ``f``, ``c``, ``r<x>b`` (big blinds), ``r<f>p`` (pot fraction), ``a``."""
+    from holdem.abstraction.buckets import preflop_hands
+    from holdem.games.nlhe.abstract import STREET_NAMES, history_string
+
+    hands = preflop_hands(game.deal.tables)
+    nlhe = game.rules
+    tree = game.tree
+    decision = np.flatnonzero(tree.kind == NodeKind.DECISION)
+    keys, num_actions, offsets, _, strategy_sum = store.used()
+    order = np.argsort(keys, kind="stable")
+    records = []
+    history_cache = {}
+    for i in order.tolist():
+        key = int(keys[i])
+        hist, bucket = divmod(key, game.bucket_stride)
+        node = int(decision[hist])
+        if node not in history_cache:
+            c0 = int(tree.child_start[node])
+            history_cache[node] = (history_string(nlhe, node),
+                                   [nlhe.labels[c0 + a] for a in range(int(num_actions[i]))])
+        history, labels = history_cache[node]
+        street = int(tree.street[node])
+        records.append({"player": int(tree.player[node]), "street": STREET_NAMES[street],
+                        "history": history, **bucket_fields(hands, street, int(bucket)),
+                        "actions": labels,
+                        "strategy": _average(num_actions, offsets, strategy_sum, i),
+                        "visited": True})
+    return records
+
+
+def bucket_fields(hands, street, bucket):
+    """A record's ``bucket`` and, preflop, ``hand``: the hand classes of the bucket (``hands``
+    from :func:`holdem.abstraction.buckets.preflop_hands`), e.g. ``"AKs"``, space-separated
+    when the bucket file groups several."""
+    return {"bucket": bucket, **({"hand": " ".join(hands[bucket])} if street == 0 else {})}
+
+
+def multiway_records(game, store, streets=None):
+    """Export records of the visited preflop infosets of a multi-way store (decision nodes in
+    depth-first order, then bucket). Later streets cannot be listed: the betting tree past the
+    flop is far too large to walk and infoset keys are hashes of the history."""
+    from holdem.abstraction.buckets import preflop_hands
+    from holdem.games.nlhe import multiway_kernels as mk
+    from holdem.games.nlhe.abstract import STREET_NAMES
+    from holdem.games.nlhe.multiway import walk_decisions
+
+    if streets and set(streets) - {"preflop", "0"}:
+        raise ConfigError(f"--street {' '.join(streets)}: {game.num_players}-player exports "
+                          "cover preflop only (the multi-way betting tree after it is too large "
+                          "to list)")
+    nodes = walk_decisions(game.kernel, game.rules.abstraction, max_street=0)
+    hands = preflop_hands(game.deal.tables)
+    num_buckets = int(game.deal.tables.num_buckets[0])
+    histories = np.array([node.history for node, _ in nodes], dtype=np.int64)
+    table = np.zeros((histories.size, num_buckets), dtype=np.int64)
+    mk.infoset_keys(histories, np.int64(num_buckets), table)
+    keys, num_actions, offsets, _, strategy_sum = store.used()
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    flat = table.ravel()
+    pos = np.minimum(np.searchsorted(sorted_keys, flat), max(sorted_keys.size - 1, 0))
+    found = (sorted_keys[pos] == flat) if sorted_keys.size else np.zeros(flat.size, bool)
+    records = []
+    for i in np.flatnonzero(found).tolist():
+        node, history = nodes[i // num_buckets]
+        records.append({"player": node.player, "street": STREET_NAMES[0], "history": history,
+                        **bucket_fields(hands, 0, i % num_buckets), "actions": node.labels(),
+                        "strategy": _average(num_actions, offsets, strategy_sum,
+                                             int(order[pos[i]])),
+                        "visited": True})
+    return records
