@@ -9,7 +9,8 @@ import pytest
 
 import holdem
 from holdem import config as config_mod
-from holdem.cli.play import BlueprintBot, Game, bot_action, parse_command
+from holdem.analysis.bot import BlueprintBot, bot_action
+from holdem.cli.play import PlaySession, parse_command
 from holdem.games import make_game
 from holdem.games.nlhe.records import Action, ActionKind, TableConfig
 from holdem.games.nlhe.rules import HandState
@@ -130,8 +131,8 @@ def _game(bp, lines, seed=7, show_probs=False):
             return next(feed)
         except StopIteration:
             raise EOFError from None
-    game = Game(bp, seed=seed, stack=10_000, big_blind=100, show_probs=show_probs, read=read,
-                write=out.append)
+    game = PlaySession(bp, seed=seed, stack=10_000, big_blind=100, show_probs=show_probs,
+                       read=read, write=out.append)
     return game, out
 
 

@@ -4,15 +4,12 @@
                               [--stack 100] [--big-blind 100]
 
 The real game runs on the exact rules engine (:class:`holdem.games.nlhe.rules.HandState`, integer
-chips, 100 chips = 1 big blind by default). Before each bot decision the real action history is
-mapped onto the abstract betting tree with :meth:`Blueprint.translate_line`: a size between two
-abstract sizes is read as one of them at random with the pseudo-harmonic probabilities, drawn
-once per hand (a fixed reading is exploitable), and the game prints that mapping after your bet.
-The bot samples an abstract action from the blueprint and :func:`bot_action` turns it back into
-a legal real action. Where the real hand has left the tree
-(more raises than the tree allows, a street the abstract hand never reaches) the bot checks or
-calls. Seats alternate: in odd-numbered hands you are the small blind (= button, first to act
-preflop), in even-numbered ones the big blind. Stacks are reset every hand.
+chips, 100 chips = 1 big blind by default). The bot is :class:`holdem.analysis.bot.BlueprintBot`:
+it maps the real action history onto the blueprint's abstract betting tree (a size between two
+abstract sizes is read as one of them at random, drawn once per hand, and the game prints that
+mapping after your bet), samples an abstract action and turns it back into a legal real action;
+off the tree it checks or calls. Seats alternate: in odd-numbered hands you are the small blind
+(= button, first to act preflop), in even-numbered ones the big blind. Stacks are reset every hand.
 
 Commands: ``f`` fold, ``c`` check or call, ``k`` check, ``b N`` / ``r N`` bet or raise to N chips
 (street total; ``r 7bb`` in big blinds), ``a`` all-in, ``?`` legal actions, ``p`` show or hide the
@@ -21,14 +18,12 @@ end of input quits cleanly.
 """
 
 import sys
-from dataclasses import dataclass
 
 import numpy as np
 
+from holdem.analysis.bot import BlueprintBot, real_table, warm_up
 from holdem.cli.common import ArgumentParser, non_negative_int, positive_float, run_main
-from holdem.games.nlhe.records import (
-    Action, ActionKind, DealRecord, IllegalActionError, TableConfig,
-)
+from holdem.games.nlhe.records import Action, ActionKind, DealRecord, IllegalActionError
 
 HELP = ("f fold | c check/call | k check | b N bet to N | r N raise to N (chips, or e.g. 7bb) | "
         "a all-in | ? legal actions | p bot probabilities on/off | q quit")
@@ -37,97 +32,6 @@ STREETS = ("preflop", "flop", "turn", "river")
 
 class Quit(Exception):
     """The player typed q or the input ended."""
-
-
-# -- bot ------------------------------------------------------------------------------------
-def bot_action(label, legal, raise_to=0):
-    """The real action for an abstract label, legal under ``legal`` (a ``LegalActions``):
-    ``f`` folds (checks when there is nothing to call), ``c`` checks or calls, ``a`` goes all-in,
-    ``r...`` bets or raises to ``raise_to`` real chips clamped to [min_to, max_to]; a bet, raise
-    or all-in that the rules do not allow becomes a check or call."""
-    passive = Action.check() if ActionKind.CHECK in legal else Action.call()
-    if label == "f":
-        return Action.fold() if ActionKind.FOLD in legal else passive
-    if label == "c" or legal.min_to == 0:             # min_to is 0 when no bet/raise is legal
-        return passive
-    kind = ActionKind.BET if ActionKind.BET in legal else ActionKind.RAISE
-    to = legal.max_to if label == "a" else min(max(int(raise_to), legal.min_to), legal.max_to)
-    return Action(kind, to)
-
-
-def real_line(state):
-    """The hand's decisions as (kind, amount) pairs for :meth:`Blueprint.translate_line`."""
-    out = []
-    for rec in state.actions:
-        kind = rec.kind.name.lower()
-        if rec.is_all_in and rec.kind in (ActionKind.BET, ActionKind.RAISE):
-            kind = "allin"
-        out.append((kind, rec.amount))
-    return out
-
-
-@dataclass
-class Decision:
-    action: Action
-    labels: list = None         # the abstract line (None when off the tree)
-    probs: dict = None          # the blueprint's strategy there
-    label: str = "c"            # the sampled abstract action
-    note: str = ""
-
-
-class BlueprintBot:
-    """Plays the seat to act of a real heads-up ``HandState`` from a Blueprint; ``rng`` (a numpy
-    Generator) samples its actions."""
-
-    def __init__(self, bp, big_blind, rng):
-        self.bp, self.big_blind, self.rng = bp, big_blind, rng
-        table = bp.game.rules.table
-        self.scale = big_blind / (table.chips_per_bb * table.big_blind)  # real per tree chip
-        self._hand, self._hand_seed = None, 0
-
-    def translate(self, state):
-        """(abstract labels, Translations) of the real hand so far. Off-tree sizes are read at
-        random with the pseudo-harmonic probabilities; the draws are seeded once per hand, so
-        the bot keeps its reading of a bet for the rest of the hand."""
-        if state is not self._hand:
-            self._hand, self._hand_seed = state, int(self.rng.integers(2**63))
-        return self.bp.translate_line(real_line(state), self.big_blind,
-                                      rng=np.random.default_rng(self._hand_seed))
-
-    def reading(self, state):
-        """How the bot reads the last action of the hand, a bet, raise or all-in, in words;
-        None where its size is on the abstract tree or the hand has left the tree."""
-        try:
-            labels, notes = self.translate(state)
-        except ValueError:
-            return None
-        note = notes[-1]
-        if note.is_exact:
-            return None
-        meaning = self.bp.action_meanings(labels[:-1])
-        options = " or ".join(f"{label} ({meaning[label]}) {100 * p:.0f}%"
-                              for label, _, p in note.options)
-        return (f"{note.fraction:.2f} x pot is not a size of the bot's tree: it reads it as "
-                f"{options} (pseudo-harmonic, drawn once per hand)")
-
-    def decide(self, state):
-        bp, tree, rules = self.bp, self.bp.game.tree, self.bp.game.rules
-        me, legal = state.to_act, state.legal_actions()
-        try:
-            labels, _ = self.translate(state)
-            node = bp.node_of(labels)
-            if (tree.kind[node] != 0 or tree.player[node] != me
-                    or tree.street[node] != int(state.street)):
-                raise ValueError("the abstract hand does not reach this decision")
-        except ValueError as exc:
-            return Decision(bot_action("c", legal), note=f"off the abstract tree ({exc}): "
-                                                         "the bot checks or calls")
-        probs = bp.query(labels, state.hole_cards[me], state.board)
-        p = np.array(list(probs.values()))
-        index = int(self.rng.choice(len(p), p=p / p.sum()))
-        label = list(probs)[index]
-        raise_to = rules.raise_to[int(tree.child_start[node]) + index] * self.scale
-        return Decision(bot_action(label, legal, round(raise_to)), labels, probs, label)
 
 
 # -- the human ------------------------------------------------------------------------------
@@ -197,20 +101,17 @@ def describe(rec, who):
 
 
 # -- the game -------------------------------------------------------------------------------
-class Game:
-    """A session of hands against the bot; ``read``/``write`` are ``input``/``print`` by default."""
+class PlaySession:
+    """A session of hands against the bot at the terminal; ``read``/``write`` are
+    ``input``/``print`` by default."""
 
     def __init__(self, bp, *, seed, stack, big_blind, show_probs=False, read=input,
                  write=print):
         from holdem.cards import format_cards
 
-        table = bp.game.rules.table
         self.bp, self.bb, self.show_probs = bp, big_blind, show_probs
         self.read, self.write, self.cards = read, write, format_cards
-        self.config = TableConfig(
-            stacks=(stack, stack), small_blind=round(big_blind * table.small_blind /
-                                                     table.big_blind),
-            big_blind=big_blind, ante=round(big_blind * table.ante / table.big_blind))
+        self.config = real_table(bp, stack, big_blind)
         deal_seed, bot_seed = np.random.SeedSequence(seed).spawn(2)
         self.deal_rng = np.random.default_rng(deal_seed)
         self.bot = BlueprintBot(bp, big_blind, np.random.default_rng(bot_seed))
@@ -352,23 +253,15 @@ COMPILE_SECONDS = 4
 cache (2-core development machine)."""
 
 
-def warm_up(bp):
-    """Compile (or load) the kernels a hand needs, so that it does not pause mid-game: the
-    bucket lookup of the bot's decisions and the evaluator of showdowns."""
-    from holdem.evaluator import rank7
-
-    bp.query([], "2c 3d")
-    rank7("2c 3d 4h 5s 7c 8d 9h")
-
-
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
+    from holdem.games import LINES
     from holdem.metrics import compile_notice
 
     bp = Blueprint.load(args.checkpoint)
-    if bp.game.name != "nlhe" or bp.game.num_players != 2:
+    if not bp.game.supports(LINES):
         raise ConfigError(f"checkpoint {args.checkpoint}: play needs a heads-up No-Limit "
                           f"Hold'em blueprint, not {bp.game.name!r} with "
                           f"{bp.game.num_players} players")
@@ -394,8 +287,8 @@ def main(argv=None):
     if abs(args.stack - tree_stack) > 1e-9:
         print(f"note: the blueprint was trained with {tree_stack:g} bb stacks, this game uses "
               f"{args.stack:g} bb")
-    Game(bp, seed=seed, stack=stack, big_blind=args.big_blind, show_probs=args.show_probs,
-         read=read).play(args.hands)
+    PlaySession(bp, seed=seed, stack=stack, big_blind=args.big_blind,
+                show_probs=args.show_probs, read=read).play(args.hands)
     return 0
 
 

@@ -1,0 +1,127 @@
+"""A blueprint playing a real heads-up No-Limit Hold'em hand: the bot behind
+:mod:`holdem.cli.play` (``python -m holdem.cli.play --checkpoint PATH``).
+
+The real hand runs on the exact rules engine (:class:`holdem.games.nlhe.rules.HandState`, integer
+chips). Before each bot decision the real action history (:func:`real_line`) is mapped onto the
+abstract betting tree with :meth:`Blueprint.translate_line`: a size between two abstract sizes is
+read as one of them at random with the pseudo-harmonic probabilities, drawn once per hand (a
+fixed reading is exploitable). The bot samples an abstract action from the blueprint and
+:func:`bot_action` turns it back into a legal real action. Where the real hand has left the tree
+(more raises than the tree allows, a street the abstract hand never reaches) the bot checks or
+calls.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from holdem.games.nlhe.records import Action, ActionKind, TableConfig
+
+
+def real_table(bp, stack, big_blind):
+    """The real heads-up table of a game against ``bp``: both stacks ``stack`` chips, the
+    blueprint's blinds and ante scaled to a big blind of ``big_blind`` chips."""
+    table = bp.game.rules.table
+    return TableConfig(
+        stacks=(stack, stack), small_blind=round(big_blind * table.small_blind / table.big_blind),
+        big_blind=big_blind, ante=round(big_blind * table.ante / table.big_blind))
+
+
+def bot_action(label, legal, raise_to=0):
+    """The real action for an abstract label, legal under ``legal`` (a ``LegalActions``):
+    ``f`` folds (checks when there is nothing to call), ``c`` checks or calls, ``a`` goes all-in,
+    ``r...`` bets or raises to ``raise_to`` real chips clamped to [min_to, max_to]; a bet, raise
+    or all-in that the rules do not allow becomes a check or call."""
+    passive = Action.check() if ActionKind.CHECK in legal else Action.call()
+    if label == "f":
+        return Action.fold() if ActionKind.FOLD in legal else passive
+    if label == "c" or legal.min_to == 0:             # min_to is 0 when no bet/raise is legal
+        return passive
+    kind = ActionKind.BET if ActionKind.BET in legal else ActionKind.RAISE
+    to = legal.max_to if label == "a" else min(max(int(raise_to), legal.min_to), legal.max_to)
+    return Action(kind, to)
+
+
+def real_line(state):
+    """The hand's decisions as (kind, amount) pairs for :meth:`Blueprint.translate_line`."""
+    out = []
+    for rec in state.actions:
+        kind = rec.kind.name.lower()
+        if rec.is_all_in and rec.kind in (ActionKind.BET, ActionKind.RAISE):
+            kind = "allin"
+        out.append((kind, rec.amount))
+    return out
+
+
+@dataclass
+class Decision:
+    action: Action
+    labels: list = None         # the abstract line (None when off the tree)
+    probs: dict = None          # the blueprint's strategy there
+    label: str = "c"            # the sampled abstract action
+    note: str = ""
+
+
+class BlueprintBot:
+    """Plays the seat to act of a real heads-up ``HandState`` from a Blueprint; ``rng`` (a numpy
+    Generator) samples its actions."""
+
+    def __init__(self, bp, big_blind, rng):
+        self.bp, self.big_blind, self.rng = bp, big_blind, rng
+        table = bp.game.rules.table
+        self.scale = big_blind / (table.chips_per_bb * table.big_blind)  # real per tree chip
+        self._hand, self._hand_seed = None, 0
+
+    def translate(self, state):
+        """(abstract labels, Translations) of the real hand so far. Off-tree sizes are read at
+        random with the pseudo-harmonic probabilities; the draws are seeded once per hand, so
+        the bot keeps its reading of a bet for the rest of the hand."""
+        if state is not self._hand:
+            self._hand, self._hand_seed = state, int(self.rng.integers(2**63))
+        return self.bp.translate_line(real_line(state), self.big_blind,
+                                      rng=np.random.default_rng(self._hand_seed))
+
+    def reading(self, state):
+        """How the bot reads the last action of the hand, a bet, raise or all-in, in words;
+        None where its size is on the abstract tree or the hand has left the tree."""
+        try:
+            labels, notes = self.translate(state)
+        except ValueError:
+            return None
+        note = notes[-1]
+        if note.is_exact:
+            return None
+        meaning = self.bp.action_meanings(labels[:-1])
+        options = " or ".join(f"{label} ({meaning[label]}) {100 * p:.0f}%"
+                              for label, _, p in note.options)
+        return (f"{note.fraction:.2f} x pot is not a size of the bot's tree: it reads it as "
+                f"{options} (pseudo-harmonic, drawn once per hand)")
+
+    def decide(self, state):
+        """The bot's :class:`Decision` for the seat to act of ``state``."""
+        bp, tree, rules = self.bp, self.bp.game.tree, self.bp.game.rules
+        me, legal = state.to_act, state.legal_actions()
+        try:
+            labels, _ = self.translate(state)
+            node = bp.node_of(labels)
+            if (tree.kind[node] != 0 or tree.player[node] != me
+                    or tree.street[node] != int(state.street)):
+                raise ValueError("the abstract hand does not reach this decision")
+        except ValueError as exc:
+            return Decision(bot_action("c", legal), note=f"off the abstract tree ({exc}): "
+                                                         "the bot checks or calls")
+        probs = bp.query(labels, state.hole_cards[me], state.board)
+        p = np.array(list(probs.values()))
+        index = int(self.rng.choice(len(p), p=p / p.sum()))
+        label = list(probs)[index]
+        raise_to = rules.raise_to[int(tree.child_start[node]) + index] * self.scale
+        return Decision(bot_action(label, legal, round(raise_to)), labels, probs, label)
+
+
+def warm_up(bp):
+    """Compile (or load) the kernels a hand needs, so that it does not pause mid-game: the
+    bucket lookup of the bot's decisions and the evaluator of showdowns."""
+    from holdem.evaluator import rank7
+
+    bp.query([], "2c 3d")
+    rank7("2c 3d 4h 5s 7c 8d 9h")
