@@ -7,11 +7,12 @@ resume, with an *executor* passed in that runs the iterations.
    (or load from numba's cache) its kernels, timing it;
 2. hands batches of iterations to the executor -- :class:`holdem.runtime.executor.InProcessExecutor`
    (``num_workers: 1``) or :class:`holdem.runtime.process.ProcessExecutor` (persistent worker
-   processes) -- until ``iters`` (the run's total) or ``time_budget`` (seconds of training in this
-   invocation, start-up excluded) is reached, or SIGINT/SIGTERM arrives;
+   processes), as :func:`holdem.runtime.backends.make_executor` chooses -- until ``iters`` (the
+   run's total) or ``time_budget`` (seconds of training in this invocation, start-up excluded)
+   is reached, or SIGINT/SIGTERM arrives;
 3. applies the DCFR sweeps the executor leaves to it, checkpoints every ``snapshot_interval``
-   seconds and once at the end, keeping the newest K (a logdir holds one run:
-   :class:`LogdirLease`);
+   seconds and once at the end (in the background: :mod:`holdem.checkpoint_writer`), keeping the
+   newest K (a logdir holds one run: :class:`holdem.logdir.LogdirLease`);
 4. reports progress on stderr and, with ``tensorboard``, scalars under the logdir;
 5. returns a :class:`RunResult` (the CLI prints it as the ``done:`` line).
 
@@ -19,18 +20,17 @@ In-process with a fixed seed a run is bit-for-bit reproducible, also across a st
 provided the schedules count iterations (the default).
 """
 
-import fcntl
 import math
-import os
 import signal
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
+from holdem.checkpoint_writer import CheckpointWriter
 from holdem.games import make_game
+from holdem.logdir import LogdirLease
 from holdem.metrics import compile_notice, format_bytes, log
 from holdem.monitor import RunMonitor
 from holdem.runtime.backends import make_executor
@@ -70,52 +70,6 @@ class RunResult:
                 f"checkpoint={Path(self.checkpoint).resolve()}")
 
 
-class CheckpointWriter:
-    """Writes checkpoints in a background thread so training goes on while the file is written.
-
-    The caller hands over a snapshot (copies), so the store may change meanwhile. At most one
-    write is in flight; :meth:`wait` joins it and re-raises its error.
-    """
-
-    def __init__(self, directory, keep):
-        self.directory = Path(directory)
-        self.keep = keep
-        self._thread = None
-        self._error = None
-        self.last_path = None
-        self.last_seconds = 0.0
-
-    def _write(self, path, header, arrays):
-        start = time.perf_counter()
-        try:
-            ckpt.save(path, header, arrays)
-            ckpt.prune(self.directory, self.keep)
-            self.last_path = path
-        except BaseException as exc:      # reported by wait()
-            self._error = exc
-        self.last_seconds = time.perf_counter() - start
-
-    def submit(self, iterations, header, arrays, background=True):
-        self.wait()
-        path = self.directory / ckpt.checkpoint_name(iterations)
-        if background:
-            self._thread = threading.Thread(target=self._write, args=(path, header, arrays),
-                                            name="holdem-checkpoint", daemon=False)
-            self._thread.start()
-        else:
-            self._write(path, header, arrays)
-            self.wait()
-        return path
-
-    def wait(self):
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        if self._error is not None:
-            err, self._error = self._error, None
-            raise err
-
-
 class StopFlag:
     """Turns SIGINT/SIGTERM into a flag the loops check between chunks or batches."""
 
@@ -140,94 +94,6 @@ class StopFlag:
     def __exit__(self, *exc):
         for sig, old in self._old.items():
             signal.signal(sig, old)
-
-
-def _missing_dirs(directory):
-    """``directory`` and its ancestors that do not exist yet, deepest first."""
-    missing = []
-    for d in (directory, *directory.parents):
-        if d.exists():
-            break
-        missing.append(d)
-    return missing
-
-
-class LogdirLease:
-    """A run's hold on its logdir, from start to end.
-
-    It creates ``logdir/checkpoints/`` and locks it (a second process training into the same
-    logdir is refused), and checks that the logdir holds no other run
-    (:func:`holdem.checkpoint.claim_logdir`); with ``overwrite`` the other run's files are
-    deleted by :meth:`clear_stale`, which the run calls only once it has started (a run that
-    fails to start deletes nothing). A run that fails before writing a checkpoint removes the
-    directories it created if they are empty, and its TensorBoard file if it ran no iteration,
-    so failed runs leave no empty logdirs behind.
-    """
-
-    def __init__(self, logdir, resume_path=None, overwrite=False, damaged=()):
-        self.logdir = Path(logdir)
-        self.directory = ckpt.checkpoint_dir(logdir)
-        self._made = _missing_dirs(self.directory.absolute())
-        self._events = set(self.logdir.glob(ckpt.EVENTS_GLOB))
-        self._fd = None
-        self.stale, self.superseded = [], []
-        self.resume_path = resume_path
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.directory, os.O_RDONLY)
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._made = []             # the other process's directories
-            self.release(failed=True)
-            raise ckpt.LogdirError(f"logdir {logdir}: another process is training into it") \
-                from None
-        try:
-            self.stale, self.superseded = ckpt.claim_logdir(logdir, resume_path, overwrite,
-                                                            damaged)
-        except BaseException:
-            self.release(failed=True)
-            raise
-        # A damaged checkpoint of this logdir is renamed, never deleted, so that it is not
-        # found again (a damaged one elsewhere is only passed over).
-        own = self.directory.resolve()
-        for path in damaged:
-            if Path(path).resolve().parent == own and Path(path).exists():
-                log(f"set the damaged checkpoint aside as {ckpt.set_aside(path, 'damaged')}")
-
-    def clear_stale(self):
-        """Delete the other run's files (``overwrite``), or set aside this run's checkpoints
-        later than the older one it resumes from (renamed ``*.superseded``)."""
-        if self.superseded:
-            names = ", ".join(p.name for p in self.superseded)
-            for path in self.superseded:
-                ckpt.set_aside(path, "superseded")
-            log(f"resuming from {Path(self.resume_path).name}, older than this run's newest: "
-                f"set {len(self.superseded)} later checkpoint"
-                f"{'s' if len(self.superseded) != 1 else ''} aside as *.superseded ({names})")
-            self.superseded = []
-        for path in self.stale:
-            path.unlink(missing_ok=True)
-        if self.stale:
-            n = len(self.stale)
-            log(f"--overwrite: deleted {n} file{'s' if n != 1 else ''} of the run that was in "
-                f"{self.logdir} ({', '.join(p.name for p in self.stale)})")
-        self.stale = []
-
-    def release(self, failed=False, ran=False):
-        """Unlock; after a failure with no checkpoint written, remove what this run made
-        (its TensorBoard file only if it ran no iteration: ``ran``)."""
-        if failed:
-            if not ran:
-                for path in set(self.logdir.glob(ckpt.EVENTS_GLOB)) - self._events:
-                    path.unlink(missing_ok=True)
-            for directory in self._made:
-                try:
-                    directory.rmdir()
-                except OSError:         # not empty
-                    break
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
 
 def memory_limit_bytes(config):

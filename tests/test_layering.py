@@ -27,7 +27,8 @@ FLOORS = (
     ("solver", ("holdem.solver",)),
     ("analysis", ("holdem.analysis",)),
     ("runtime", ("holdem.runtime",)),
-    ("training", ("holdem.training", "holdem.monitor")),
+    ("training", ("holdem.training", "holdem.monitor", "holdem.logdir",
+                  "holdem.checkpoint_writer")),
     ("cli", ("holdem.cli",)),
 )
 """Ground floor up; a module may import its own floor and the floors below. The package itself
