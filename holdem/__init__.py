@@ -4,7 +4,9 @@ Small games (Kuhn, Leduc) run through the same kernels, store and files as No-Li
 solver's correctness is checked by exact exploitability.
 """
 
-__version__ = "0.1.0"
+from holdem.version import __version__
+
+__all__ = ["Blueprint", "__version__", "load_config", "train"]
 
 
 def __getattr__(name):

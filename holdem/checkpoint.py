@@ -24,9 +24,10 @@ given where a checkpoint is wanted stands for its newest checkpoint (:func:`reso
 
 The second half of this module reads and writes a *training run* in that format: the header a run
 writes (:func:`run_header`), the store's arrays (:func:`store_snapshot`), and on the way back a
-store rebuilt from a checkpoint (:func:`store_from_checkpoint`), the check that a resumed run or an
-analysis loads the same game and abstraction (:func:`check_resume_config`) and the run's counters
-(:func:`run_state`). Analysis and training both read checkpoints through these functions only.
+store rebuilt from a checkpoint (:func:`store_from_checkpoint`) and the run's counters
+(:func:`run_state`); the check that a resumed run or an analysis loads the same game and
+abstraction is :mod:`holdem.games.checkpointed`'s, which builds the game. Analysis and training
+both read checkpoints through these functions only.
 """
 
 import os
@@ -66,18 +67,6 @@ FORMAT = container.Format(
 _fail = FORMAT.fail             # (path, field, message): raises CheckpointError
 
 
-OLD_HU_DEFAULT_SHA256 = "3907992fe0ce29d132d8f157baeb6a89d6edbc4e38973b5a5b91c12e046a0163"
-"""The heads-up default bucket file (E[HS^2]) shipped before the potential-aware one."""
-
-
-def _rebuild_hint(sha):
-    if sha != OLD_HU_DEFAULT_SHA256:
-        return ""
-    return ("; that is the E[HS^2] heads-up default shipped before: rebuild it beside the new "
-            "one with 'python -m holdem.cli.build_buckets --method ehs2 --out "
-            "assets/abstraction/ehs2_hu.buckets' and analysis finds it by its sha256")
-
-
 @dataclass
 class Checkpoint:
     """A loaded checkpoint: the header mapping and the named arrays."""
@@ -94,7 +83,7 @@ class Checkpoint:
 def versions():
     import numba
 
-    from holdem import __version__
+    from holdem.version import __version__
     return {"holdem": __version__, "numba": numba.__version__, "numpy": np.__version__,
             "python": platform.python_version()}
 
@@ -355,34 +344,6 @@ def store_from_checkpoint(checkpoint, game=None, allocator=None):
                                        arrays["strategy_sum"], allocator=allocator)
     except ValueError as exc:
         raise CheckpointError(f"checkpoint {checkpoint.path}: arrays: {exc}") from None
-
-
-def check_resume_config(checkpoint, config, game=None):
-    """The stored config, after checking that ``config`` (and its built ``game``) trains the
-    same game with the same abstraction as the checkpoint (``config`` None: no check)."""
-    where = f"checkpoint {checkpoint.path}"
-    stored = config_mod.from_stored(checkpoint.header["config"], source=where)
-    if config is None:
-        return stored
-    if config.game.name != stored.game.name:
-        raise CheckpointError(f"{where}: game: checkpoint is {stored.game.name!r}, the run is "
-                              f"configured for {config.game.name!r}")
-    if stored.game.name == "nlhe":
-        old_sections, new_sections = config_mod.to_dict(stored), config_mod.to_dict(config)
-        for section in ("game", "actions"):
-            old, new = old_sections[section], new_sections[section]
-            for key in old:
-                if key != "buckets" and old[key] != new[key]:
-                    raise CheckpointError(
-                        f"{where}: {section}.{key}: checkpoint has {old[key]!r}, the run "
-                        f"{new[key]!r}; a resumed run must keep its game and abstraction")
-        stored_sha = checkpoint.header.get("abstraction", {}).get("buckets_sha256", "")
-        if game is not None and stored_sha != game.buckets_sha256:
-            raise CheckpointError(
-                f"{where}: abstraction.buckets_sha256: the checkpoint was trained with bucket "
-                f"file {stored_sha[:12]}..., the run loads {game.buckets_path} "
-                f"({game.buckets_sha256[:12]}...){_rebuild_hint(stored_sha)}")
-    return stored
 
 
 @dataclass

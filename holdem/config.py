@@ -22,7 +22,8 @@ from pathlib import Path
 
 import yaml
 
-GAME_NAMES = ("kuhn", "leduc", "nlhe")
+from holdem.games import registry
+
 SAMPLINGS = ("external", "outcome")
 WEIGHTINGS = ("none", "linear", "dcfr")
 CLOCKS = ("iterations", "seconds")
@@ -120,7 +121,7 @@ class Config:
 
 
 _CHOICES = {
-    ("game", "name"): GAME_NAMES,
+    ("game", "name"): registry.names,       # a callable: games can be registered at run time
     ("solver", "sampling"): SAMPLINGS,
     ("solver", "weighting"): WEIGHTINGS,
     ("solver", "schedule_clock"): CLOCKS,
@@ -142,7 +143,6 @@ _NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters")
                  ("solver", "average_max_street"), ("solver", "discount_stop")}
 _PROBABILITY = {("solver", "exploration"), ("solver", "prune_prob")}
 _RANGE = {("game", "num_players"): (2, 6)}      # the multi-way kernels' MAX_PLAYERS
-STREETS = {"kuhn": 1, "leduc": 2, "nlhe": 4}      # per game (a test checks both against the games)
 
 
 def _yaml(value):
@@ -170,28 +170,31 @@ def _schedule_used(config):
             f"(this config: weighting {s.weighting}, prune false)")
 
 
+def _no_limit(config):
+    """The No-Limit table keys (seats, stakes, buckets, actions, baseline bots) apply."""
+    no_limit = [name for name in registry.names() if registry.spec(name).no_limit]
+    return _when("game.name", *no_limit)(config)
+
+
 def _baseline_set(config):
-    if config.game.name == "nlhe" and config.train.eval_baseline is not None:
-        return None
-    if config.game.name != "nlhe":
-        return f"takes effect only with game.name: nlhe (this config: {config.game.name})"
-    return "takes effect only with train.eval_baseline set (this config: null)"
-
-
-_NLHE = _when("game.name", "nlhe")
+    reason = _no_limit(config)
+    if reason is None and config.train.eval_baseline is None:
+        return "takes effect only with train.eval_baseline set (this config: null)"
+    return reason
 
 
 def _cheap_eval(config):
     g = config.game
-    if g.name != "nlhe" or g.num_players == 2:
+    spec = registry.spec(g.name)
+    if not spec.implicit(g.num_players):
         return None
-    return ("takes effect only with game.name: kuhn or leduc, or nlhe with num_players: 2 "
+    return (f"takes effect only with {g.name} for fewer than {spec.implicit_from} players "
             f"(this config: {g.num_players} players)")
 # When a key takes effect, decided by the config itself. A key given explicitly outside its
 # condition is rejected; one that only comes along from defaults or a stored config is left out
 # of to_dict. (The actions section as a whole is No-Limit only.)
 _APPLIES = {
-    **{("game", name): _NLHE for name in ("num_players", "stack", "small_blind", "big_blind",
+    **{("game", name): _no_limit for name in ("num_players", "stack", "small_blind", "big_blind",
                                            "ante", "buckets")},
     ("solver", "exploration"): _when("solver.sampling", "outcome"),
     ("solver", "discount_interval"): _when("solver.weighting", "linear"),
@@ -202,7 +205,7 @@ _APPLIES = {
     **{("solver", name): _when("solver.prune", True)
        for name in ("prune_after", "prune_prob", "prune_threshold")},
     ("train", "eval_interval"): _cheap_eval,
-    ("train", "eval_baseline"): _NLHE,
+    ("train", "eval_baseline"): _no_limit,
     ("train", "eval_baseline_interval"): _baseline_set,
     ("train", "eval_hands"): _baseline_set,
 }
@@ -215,7 +218,7 @@ WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "
 
 def _reason_unused(config, section, name):
     if section == "actions":
-        return _NLHE(config)
+        return _no_limit(config)
     check = _APPLIES.get((section, name))
     return None if check is None else check(config)
 
@@ -273,8 +276,10 @@ def _check_value(source, section, name, tp, value):
     elif base is str and not isinstance(value, str):
         raise ConfigError(f"{where}: expected a string, got {value!r}")
     key = (section, name)
-    if key in _CHOICES and value not in _CHOICES[key]:
-        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(_CHOICES[key])}")
+    choices = _CHOICES.get(key)
+    choices = choices() if callable(choices) else choices
+    if choices is not None and value not in choices:
+        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(choices)}")
     if key in _POSITIVE and value <= 0:
         raise ConfigError(f"{where}: must be positive, got {value!r}")
     if key in _NON_NEGATIVE and value < 0:
@@ -329,7 +334,7 @@ def _build(data, source, origin, drop=()):
     values = {name: _section_values(origin, source, name, cls, data.get(name))
               for name, cls in _SECTIONS.items()}
     if "name" not in values["game"]:
-        raise ConfigError(f"{source}: game.name is required ({', '.join(GAME_NAMES)}): a config "
+        raise ConfigError(f"{source}: game.name is required ({', '.join(registry.names())}): a config "
                           "must say which game it is")
     sections = {name: cls(**values[name]) for name, cls in _SECTIONS.items()}
     config = Config(**sections, source=source)
@@ -354,14 +359,14 @@ def _build(data, source, origin, drop=()):
 def _check_combinations(config, origin):
     """Values that are valid alone but not together."""
     street = config.solver.average_max_street
-    streets = STREETS[config.game.name]
+    spec = registry.spec(config.game.name)
+    streets = spec.streets
     if street is not None and street >= streets:
         where = origin.get("solver.average_max_street", config.source)
         raise ConfigError(f"{where}: solver.average_max_street: {config.game.name} has "
                           f"{streets} street{'s' if streets > 1 else ''} (0..{streets - 1}), "
                           f"got {street}")
-    if (config.game.name == "nlhe" and config.game.num_players > 2
-            and config.solver.sampling != "external"):
+    if spec.implicit(config.game.num_players) and config.solver.sampling != "external":
         where = origin.get("solver.sampling", config.source)
         raise ConfigError(f"{where}: solver.sampling: {config.solver.sampling} is not available "
                           f"with game.num_players {config.game.num_players} (external only)")
@@ -435,10 +440,15 @@ def load(path):
 
 def default_for_game(name):
     """The config ``--game NAME`` uses: identical to ``configs/NAME.yaml``."""
-    if name not in GAME_DEFAULTS:
-        raise ConfigError(f"--game: {name!r} is not one of {', '.join(GAME_DEFAULTS)} "
+    names = registry.names_with_defaults()
+    if name not in names:
+        raise ConfigError(f"--game: {name!r} is not one of {', '.join(names)} "
                           "(No-Limit Hold'em needs a config file, e.g. configs/hunl_default.yaml)")
-    return from_dict(GAME_DEFAULTS[name], source=f"--game {name}")
+    return from_dict(_plain_dict(registry.spec(name).defaults), source=f"--game {name}")
+
+
+def _plain_dict(mapping):
+    return {k: _plain_dict(v) if isinstance(v, typing.Mapping) else v for k, v in mapping.items()}
 
 
 def _plain(value):
@@ -503,14 +513,3 @@ def with_overrides(config, source="command line", **sections):
 
 def dump_yaml(config):
     return yaml.safe_dump(to_dict(config), sort_keys=False)
-
-
-# The defaults of ``--game NAME``. configs/NAME.yaml holds the same values (a test checks).
-GAME_DEFAULTS = {
-    "kuhn": {"game": {"name": "kuhn"},
-             "solver": {"sampling": "external", "weighting": "dcfr", "dcfr_interval": 1000},
-             "train": {"seed": 0}},
-    "leduc": {"game": {"name": "leduc"},
-              "solver": {"sampling": "external", "weighting": "dcfr", "dcfr_interval": 1000},
-              "train": {"seed": 0}},
-}

@@ -7,65 +7,8 @@ executor adds its own scalars (e.g. the parallel merge's) through ``extra``.
 import math
 import time
 
-import numpy as np
-
 from holdem import config as config_mod
 from holdem.metrics import Progress, TensorBoardWriter, WindowMean, first_rate, log
-
-
-class PreflopChange:
-    """How much the average preflop strategy moved since the last call (heads-up No-Limit
-    Hold'em): the mean, over the preflop infosets visited both times, of the total variation
-    distance 0.5 * sum_a |p_now(a) - p_before(a)| (0: unchanged; 1: disjoint). It falls as the
-    strategy settles. Costs a pass over the store's keys and the preflop rows' values."""
-
-    def __init__(self, game):
-        from holdem.games.tree import NodeKind
-
-        tree = game.tree
-        decision = np.flatnonzero(tree.kind == NodeKind.DECISION)
-        self._preflop = np.asarray(tree.street[decision] == 0)     # by history index
-        self._stride = int(game.bucket_stride)
-        self._last = None
-
-    def _snapshot(self, store):
-        keys, num_actions, offsets, _, strategy_sum = store.used()
-        hist = keys // self._stride
-        inside = hist < self._preflop.shape[0]
-        mask = np.zeros(keys.shape[0], bool)
-        mask[inside] = self._preflop[hist[inside]]
-        keys, na, off = keys[mask], num_actions[mask].astype(np.int64), offsets[mask]
-        order = np.argsort(keys, kind="stable")
-        keys, na, off = keys[order], na[order], off[order]
-        starts = np.cumsum(na) - na
-        entry = np.repeat(off - starts, na) + np.arange(int(na.sum()))
-        sums = np.asarray(strategy_sum[entry], np.float64)
-        totals = np.add.reduceat(sums, starts) if keys.size else np.zeros(0)
-        per = np.repeat(totals, na)
-        probs = np.where(per > 0, sums / np.where(per > 0, per, 1.0), 1.0 / np.repeat(na, na))
-        return keys, na, starts, probs
-
-    def __call__(self, store):
-        """The change since the previous call, or None on the first call (or when no preflop
-        infoset was visited both times)."""
-        now, before = self._snapshot(store), self._last
-        self._last = now
-        if before is None:
-            return None
-        keys, na, starts, probs = now
-        k0, na0, starts0, probs0 = before
-        pos = np.searchsorted(k0, keys)
-        pos = np.minimum(pos, max(0, k0.shape[0] - 1))
-        common = (k0.shape[0] > 0) & (k0[pos] == keys) & (na0[pos] == na)
-        if not common.any():
-            return None
-        rows_na = na[common]
-        first = np.cumsum(rows_na) - rows_na
-        step = np.arange(int(rows_na.sum())) - np.repeat(first, rows_na)
-        a = np.repeat(starts[common], rows_na) + step
-        b = np.repeat(starts0[pos[common]], rows_na) + step
-        diff = np.abs(probs[a] - probs0[b])
-        return float(0.5 * np.add.reduceat(diff, first).mean())
 
 
 class RunMonitor:
@@ -93,68 +36,62 @@ class RunMonitor:
         self._last_eval = time.monotonic()
         self._last_baseline = time.monotonic()
         self._last_iters = None
-        self._evaluator = None
-        self._bot_tables = None
-        self._preflop_change = (PreflopChange(game) if game.name == "nlhe" and not game.is_multiway
-                                else None)
+        # Every eval_interval: the exact exploitability where the game allows it, else how far
+        # the preflop strategy moved; every eval_baseline_interval: a baseline match. Built on
+        # first use (building compiles or loads kernels).
+        self._cheap = self._baseline = None
         self._primed = False
         if self.tb is not None:
             self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
             self.tb.flush()
 
-    def _exploitability(self, store):
-        from holdem.analysis.exact import ExactEvaluator
-        from holdem.analysis.strategy import average_profile
+    def _metrics(self):
+        from holdem.analysis import evaluation
 
-        if self._evaluator is None:
-            self._evaluator = ExactEvaluator(self.game)
-        profile, _ = average_profile(self.game, store.used())
-        return self._evaluator.exploitability(profile)
-
-    def _baseline_match(self, store, baseline, iterations):
-        """Head-to-head of the current average strategy against a baseline bot (NLHE)."""
-        from holdem.analysis.headtohead import bot_tables, play_match
-
-        if self._bot_tables is None and not self.game.is_multiway:
-            self._bot_tables = bot_tables(self.game)      # heads-up: per-node bot moves
-        result = play_match(self.game, store.arrays, baseline, hands=self.config.train.eval_hands,
-                            seed=int(iterations), tables=self._bot_tables)
-        return {f"eval/mbb_vs_{baseline}": result.mbb_per_hand,
-                f"eval/mbb_vs_{baseline}_ci95": result.ci95}
+        if not self._primed:
+            self._primed = True
+            tc = self.config.train
+            self._cheap = evaluation.first_applicable(("exploitability", "preflop_change"),
+                                                      self.game)
+            if tc.eval_baseline and evaluation.applies("vs_baseline", self.game):
+                self._baseline = evaluation.make("vs_baseline", self.game,
+                                                 baseline=tc.eval_baseline, hands=tc.eval_hands)
+        return self._cheap, self._baseline
 
     def _evaluations_due(self, force=False):
         """The evaluations the next :meth:`tick` runs: (exact or preflop change, baseline)."""
         tc = self.config.train
         now = time.monotonic()
-        cheap = (self.game.name in ("kuhn", "leduc") or self._preflop_change is not None) and (
+        cheap_metric, baseline_metric = self._metrics()
+        cheap = cheap_metric is not None and (
             force or now - self._last_eval >= tc.eval_interval)
-        baseline = bool(tc.eval_baseline) and self.game.name == "nlhe" and (
+        baseline = baseline_metric is not None and (
             force or now - self._last_baseline >= tc.eval_baseline_interval)
         return cheap, baseline
 
     def _evaluate(self, iterations, store, force):
-        if self._preflop_change is not None and not self._primed:
-            self._primed = True             # the first change is measured from here
-            self._preflop_change(store)
+        first = not self._primed
+        cheap_metric, baseline_metric = self._metrics()
+        if first and cheap_metric is not None and cheap_metric.name == "preflop_change":
+            cheap_metric.measure(store)         # the first change is measured from here
         cheap, baseline = self._evaluations_due(force)
         if not (cheap or baseline):
             return {}
         start = time.perf_counter()
-        values = {}
+        found = []
         if cheap:
             self._last_eval = time.monotonic()
-            if self._preflop_change is not None:
-                values["eval/preflop_strategy_change"] = self._preflop_change(store)
-            else:
-                values["eval/exploitability"] = self._exploitability(store)
+            found.append(cheap_metric.measure(store, seed=iterations))
         if baseline:
             self._last_baseline = time.monotonic()
-            values.update(self._baseline_match(store, self.config.train.eval_baseline,
-                                               iterations))
+            found.append(baseline_metric.measure(store, seed=iterations))
         seconds = time.perf_counter() - start
-        values = {k: v for k, v in values.items() if v is not None and math.isfinite(v)}
-        if values and self.progress.enabled:
-            log(eval_line(iterations, values, seconds))
+        found = [m for m in found if m is not None and math.isfinite(m.value)]
+        values = {}
+        for m in found:
+            values.update(m.scalars())
+        if found and self.progress.enabled:
+            log(eval_line(iterations, found, seconds))
         return values
 
     def scalars_due(self, force=False):
@@ -191,15 +128,7 @@ class RunMonitor:
             self.tb.close()
 
 
-def eval_line(iterations, values, seconds):
-    """One ``eval:`` line of the progress output for an evaluation's ``values``."""
-    parts = [f"eval: iterations={iterations:,}"]
-    if "eval/exploitability" in values:
-        parts.append(f"exploitability={values['eval/exploitability']:.6g}")
-    if "eval/preflop_strategy_change" in values:
-        parts.append(f"preflop_change={values['eval/preflop_strategy_change']:.4f}")
-    for key, mbb in values.items():
-        if key.startswith("eval/mbb_vs_") and not key.endswith("_ci95"):
-            ci = values.get(key + "_ci95", float("nan"))
-            parts.append(f"vs_{key[len('eval/mbb_vs_'):]}={mbb:+,.1f}±{ci:,.1f} mbb/hand")
+def eval_line(iterations, measurements, seconds):
+    """One ``eval:`` line of the progress output for an evaluation's measurements."""
+    parts = [f"eval: iterations={iterations:,}"] + [m.text for m in measurements]
     return " ".join(parts) + f" [{seconds:.2f} s]"

@@ -30,6 +30,7 @@ from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.checkpoint_writer import CheckpointWriter
 from holdem.games import make_game
+from holdem.games.checkpointed import game_of_checkpoint
 from holdem.logdir import LogdirLease
 from holdem.metrics import compile_notice, format_bytes, log
 from holdem.monitor import RunMonitor
@@ -139,10 +140,10 @@ class Run:
             resume_path, checkpoint, damaged = ckpt.load_for_resume(resume_from)
             for path, exc in damaged:
                 log(f"warning: passing over a damaged checkpoint: {exc}")
-            ckpt.check_resume_config(checkpoint, config)        # the game, before building it
-        self.game = make_game(config)
-        if checkpoint is not None:
-            ckpt.check_resume_config(checkpoint, config, self.game)
+        if checkpoint is None:
+            self.game = make_game(config)
+        else:
+            self.game, _ = game_of_checkpoint(checkpoint, config)
         self.lease = LogdirLease(logdir, resume_path, overwrite,
                                  damaged=[path for path, _ in damaged])
         self.directory = self.lease.directory

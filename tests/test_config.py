@@ -9,7 +9,7 @@ import yaml
 
 from holdem import config
 from holdem.config import Config, ConfigError, GameConfig
-from holdem.games import SMALL_GAMES
+from holdem.games import registry
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -38,7 +38,7 @@ def leduc():
 
 
 @pytest.mark.parametrize("make", [leduc, non_default] + [
-    (lambda name=name: config.default_for_game(name)) for name in SMALL_GAMES])
+    (lambda name=name: config.default_for_game(name)) for name in registry.names_with_defaults()])
 def test_yaml_round_trip(tmp_path, make):
     cfg = make()
     text = config.dump_yaml(cfg)
@@ -59,7 +59,7 @@ def test_config_is_frozen():
         leduc().solver.sampling = "outcome"
 
 
-@pytest.mark.parametrize("game_name", SMALL_GAMES)
+@pytest.mark.parametrize("game_name", registry.names_with_defaults())
 def test_shipped_config_matches_game_defaults(game_name):
     path = CONFIGS / f"{game_name}.yaml"
     assert path.is_file(), f"{path} is missing"
@@ -286,11 +286,20 @@ def test_errors_building_the_game_name_the_file(tmp_path):
         make_game(config.load(path))
 
 
-def test_game_facts_the_config_checks_agree_with_the_games(kuhn, leduc):
-    """config cannot import the games (it loads no numba), so it keeps two facts of its own."""
+@pytest.mark.parametrize("config_file", ["kuhn", "leduc", "hunl_default", "6max"])
+def test_game_facts_the_config_checks_agree_with_the_games(config_file):
+    """config validates through the registry (it loads no numba): the registry's facts about a
+    game are those of the game it builds."""
+    from holdem.games import make_game
+    from holdem.games.nlhe.multiway import MultiwayGame
     from holdem.games.nlhe.multiway_kernels import MAX_PLAYERS
 
-    assert config.STREETS == {"kuhn": kuhn.num_streets, "leduc": leduc.num_streets, "nlhe": 4}
+    cfg = config.load(CONFIGS / f"{config_file}.yaml")
+    spec = registry.spec(cfg.game.name)
+    game = make_game(cfg)
+    assert spec.streets == game.num_streets
+    assert game.num_players <= spec.max_players
+    assert spec.implicit(game.num_players) == isinstance(game, MultiwayGame)
     assert config._RANGE[("game", "num_players")] == (2, MAX_PLAYERS)
 
 

@@ -3,8 +3,12 @@
 Every module under holdem/ is parsed with ``ast`` (nothing is imported), so an import is found
 wherever it sits: at the top, inside a function, absolute or relative. Each rule is checked per
 module, so a known violation can be marked on exactly the (rule, module) pair that has it.
-The cycle check uses only the imports executed when a module is imported (not those inside
-functions or an ``if __name__ == "__main__":`` block).
+Two cycle checks: one over the imports executed when a module is imported, and one over every
+import, those inside functions included (a deferred import that closes a loop is a loop in the
+design, even when it does not fail at run time). The scripts under tools/ are checked too: every
+holdem module they import exists, and nothing in holdem imports them. Kernel modules are known
+by their names (``*kernels``, ``_jit``, ``rng``), and every module that takes a decorator from
+``_jit`` must be named so.
 """
 
 import ast
@@ -16,10 +20,12 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "holdem"
+TOOLS = PACKAGE.parent / "tools"
 
 FLOORS = (
     ("ground", ("holdem._jit", "holdem.rng", "holdem.cards", "holdem.fileio", "holdem.metrics",
-                "holdem.config", "holdem.container")),
+                "holdem.config", "holdem.container", "holdem.version",
+                "holdem.games.registry")),
     ("evaluator, store", ("holdem.evaluator", "holdem.store")),
     ("checkpoint", ("holdem.checkpoint",)),
     ("abstraction", ("holdem.abstraction",)),
@@ -33,7 +39,8 @@ FLOORS = (
 )
 """Ground floor up; a module may import its own floor and the floors below. The package itself
 (``holdem/__init__.py``: ``__version__`` and lazy attributes) is the ground floor as a target
-and checked by no floor rule as an importer."""
+and checked by no floor rule as an importer. The game registry is data the config validates
+against (names, streets, which keys apply): ground floor, though it sits with the games."""
 
 
 @dataclass(frozen=True)
@@ -48,10 +55,10 @@ def under(name, package):
     return name == package or name.startswith(package + ".")
 
 
-def find_modules(root=PACKAGE):
+def find_modules(root=PACKAGE, pattern="**/*.py"):
     """{module name: (source, is_package)} of every .py file under ``root``."""
     modules = {}
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(root.glob(pattern)):
         parts = list(path.relative_to(root.parent).with_suffix("").parts)
         is_package = parts[-1] == "__init__"
         if is_package:
@@ -112,10 +119,9 @@ def floor_of(module):
 
 
 def is_kernel_module(module):
-    """Named ``*kernels``, _jit and rng, and any module taking its decorator from _jit (such as
-    games/deal.py): the modules numba compiles."""
-    return (module.rsplit(".", 1)[-1].endswith("kernels") or module == "holdem._jit"
-            or module in JIT_MODULES)
+    """The modules numba compiles, by name: ``*kernels``, ``_jit`` and ``rng``."""
+    return (module.rsplit(".", 1)[-1].endswith("kernels")
+            or module in ("holdem._jit", "holdem.rng"))
 
 
 def _forbidden(*packages):
@@ -212,17 +218,18 @@ def _packages_run_first(importer, target):
     return [m for m in chain if m == target or not under(importer, m)]
 
 
-def import_time_graph(imports_by_module):
-    """Importer -> the holdem modules that run when it is imported (directly)."""
-    return {name: {m for i in imports if i.at_import_time
+def import_time_graph(imports_by_module, deferred=False):
+    """Importer -> the holdem modules that run when it is imported (directly); with
+    ``deferred`` also those its functions import."""
+    return {name: {m for i in imports if i.at_import_time or deferred
                    for m in _packages_run_first(name, i.target)
                    if m in imports_by_module and m != name}
             for name, imports in imports_by_module.items()}
 
 
 IMPORTS = all_imports(find_modules())
-JIT_MODULES = {name for name, imports in IMPORTS.items()
-               if any(i.target == "holdem._jit" for i in imports)} | {"holdem.rng"}
+TOOL_IMPORTS = {name: parse_imports(name, source, False, set(IMPORTS))
+                for name, (source, _) in find_modules(TOOLS, "*.py").items()}
 
 
 def _cases():
@@ -250,12 +257,38 @@ def test_no_import_cycle():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-def test_importing_config_loads_no_numba_and_no_other_holdem_module():
+def test_no_import_cycle_even_through_deferred_imports():
+    cycle = find_cycle(import_time_graph(IMPORTS, deferred=True))
+    assert cycle is None, "import cycle (deferred imports included): " + " -> ".join(cycle)
+
+
+def test_modules_using_numba_decorators_are_named_as_kernels():
+    using = sorted(name for name, imports in IMPORTS.items()
+                   if any(i.target == "holdem._jit" for i in imports))
+    assert using and [m for m in using if not is_kernel_module(m)] == []
+
+
+@pytest.mark.parametrize("tool", sorted(TOOL_IMPORTS))
+def test_tool_imports_exist(tool):
+    """A tool imports holdem modules that exist (``from holdem.x import name``: holdem.x)."""
+    missing = [f"{tool} line {i.line} imports {i.target}" for i in TOOL_IMPORTS[tool]
+               if under(i.target, "holdem") and i.target not in IMPORTS]
+    assert missing == []
+
+
+def test_holdem_never_imports_tools():
+    found = [f"{i.importer} line {i.line} imports {i.target}" for imports in IMPORTS.values()
+             for i in imports if under(i.target, "tools") or i.target in TOOL_IMPORTS]
+    assert found == []
+
+
+def test_importing_config_loads_no_numba_and_no_holdem_module_but_the_registry():
     code = ("import sys, holdem.config; print(' '.join(sorted(m for m in sys.modules "
-            "if m.split('.')[0] in ('numba', 'holdem'))))")
+            "if m.split('.')[0] in ('numba', 'numpy', 'holdem'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=PACKAGE.parent).stdout.split()
-    assert out == ["holdem", "holdem.config"]
+    assert out == ["holdem", "holdem.config", "holdem.games", "holdem.games.registry",
+                   "holdem.version"]
 
 
 # -- the checker itself catches each kind of violation ----------------------------------------
@@ -277,7 +310,7 @@ def _rule(name):
     ("store", "holdem.store.fake", "from ..games import make_game\n"),
     ("store", "holdem.store.fake", "class A:\n    def f(self):\n        import holdem.solver\n"),
     ("config", "holdem.config", "import numba\n"),
-    ("config", "holdem.config", "from holdem.games import GAME_NAMES\n"),
+    ("config", "holdem.config", "from holdem.games import interface\n"),
     ("config", "holdem.config", "from holdem import rng\n"),
     ("runtime", "holdem.runtime.fake", "from holdem.training import train\n"),
     ("cli", "holdem.games.fake", "if __name__ == '__main__':\n    from holdem.cli import common\n"),
@@ -325,6 +358,8 @@ def test_cycle_is_found_and_named():
     imports["holdem.c"] = _fake_imports("holdem.c", "def f():\n    from holdem import a\n",
                                         others=names)
     assert find_cycle(import_time_graph(imports)) is None
+    assert find_cycle(import_time_graph(imports, deferred=True)) == [
+        "holdem.a", "holdem.b", "holdem.c", "holdem.a"]
 
 
 def test_cycle_through_a_package_init_is_found():

@@ -8,7 +8,7 @@ import pytest
 
 from holdem import config as config_mod
 from holdem.games import make_game
-from holdem.monitor import PreflopChange
+from holdem.analysis import evaluation
 from holdem.solver.solver import Solver
 from tests.test_cli import run
 
@@ -38,7 +38,7 @@ def test_preflop_change_is_the_mean_total_variation_between_two_calls():
     cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
     game = make_game(cfg)
     solver = Solver(game, cfg)
-    change = PreflopChange(game)
+    change = evaluation.make("preflop_change", game).change
     solver.run(2000)
     assert change(solver.store) is None                          # nothing to compare yet
     before = tuple(np.array(x, copy=True) for x in solver.store.used())

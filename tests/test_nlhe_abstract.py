@@ -12,9 +12,9 @@ from holdem.evaluator import rank7
 from holdem.games.nlhe.abstract import HeadsUpTable, build_heads_up_tree, history_string
 from holdem.games.nlhe.records import Action, TableConfig
 from holdem.games.nlhe.rules import HandState
-from holdem.games.deal import deal as deal_fn
+from holdem.games.deal_kernels import deal as deal_fn
 from holdem.games.tree import NodeKind
-from holdem.solver.game_nodes import terminal_utility
+from holdem.games.tree_kernels import terminal_utility
 
 
 def test_raise_options_clamp_merge_and_all_in():

@@ -11,11 +11,13 @@ from holdem.evaluator import rank7
 from holdem.games import make_game
 from holdem.games.nlhe import multiway_kernels as mk
 from holdem.games.nlhe.abstract import HeadsUpTable, build_heads_up_tree
-from holdem.games.nlhe.multiway import MultiwayNode, MultiwayTable, build_multiway
+from holdem.games import LINES
+from holdem.games.nlhe.multiway import (MultiwayGame, MultiwayNode, MultiwayTable,
+                                        build_multiway)
 from holdem.games.nlhe.records import Action, ActionKind, TableConfig
 from holdem.games.nlhe.rules import HandState
 from holdem.games.tree import NodeKind
-from holdem.solver.game_nodes import terminal_utility
+from holdem.games.tree_kernels import terminal_utility
 
 WIDE = ActionAbstraction(preflop_open=(2.0, 3.0), preflop=((0.5, 1.0), (1.0,)),
                          flop=((0.33, 1.0), (1.0,)), turn=((0.5, 1.5),), river=((1.0,),),
@@ -169,12 +171,12 @@ def test_three_player_training_visits_the_tree_and_learns():
 
     config = _six_max_config()
     game = make_game(config)
-    assert game.is_multiway and game.tree is None
+    assert isinstance(game, MultiwayGame) and not game.supports(LINES)
     solver = Solver(game, config)
     solver.run(3000)
     store = solver.store
     assert store.num_infosets > 1000
-    root = MultiwayNode(game.multiway, game.rules.abstraction)
+    root = MultiwayNode(game.kernel, game.rules.abstraction)
     found = 0
     for bucket in range(int(game.deal.tables.num_buckets[0])):
         values = store.values_of(root.infoset_key(bucket))
@@ -217,7 +219,7 @@ def test_blueprint_query_reads_the_trained_store(trained_three_way):
 
     logdir, solver = trained_three_way
     bp = holdem.Blueprint.load(logdir)
-    assert bp.game.is_multiway and bp.metadata["iterations"] == 4000
+    assert isinstance(bp.game, MultiwayGame) and bp.metadata["iterations"] == 4000
     hole = [48, 51]                                              # two aces
     probs = bp.query([], hole=hole)
     assert list(probs) == ["f", "c", "r2.5b", "a"]               # seat 2 opens the action
@@ -255,7 +257,7 @@ def test_preflop_export_round_trips(trained_three_way, tmp_path):
     hands = [r["hand"] for r in records]
     assert all(hands) and {h for h in hands} >= {"AA", "AKs"}   # the buckets' hand classes
     for r in root:
-        node = MultiwayNode(solver.game.multiway, solver.game.rules.abstraction)
+        node = MultiwayNode(solver.game.kernel, solver.game.rules.abstraction)
         sums = solver.store.values_of(node.infoset_key(r["bucket"]))[1]
         np.testing.assert_array_equal(r["strategy"], sums / sums.sum())
     bad = subprocess.run(cmd + ["--street", "flop"], capture_output=True, text=True)
@@ -267,7 +269,7 @@ def _always_raise_store(game):
     of every seat after the seats before it folded."""
     from holdem.store.store import RegretStore
 
-    node = MultiwayNode(game.multiway, game.rules.abstraction)
+    node = MultiwayNode(game.kernel, game.rules.abstraction)
     keys, num_actions = [], []
     while not node.is_terminal:
         na = len(node.actions())
@@ -338,7 +340,7 @@ def test_pluribus_options_in_the_multiway_traversal():
     assert -5000.0 * 3 <= regrets.min() < -5000.0     # floored (x the linear weight, <= 3)
     assert plain.store.used()[3].min() < -5000.0 * 3  # without the floor regrets go lower
     # infosets whose strategy sums stayed zero are exactly the postflop ones: check the root's
-    root = MultiwayNode(pruned.game.multiway, pruned.game.rules.abstraction)
+    root = MultiwayNode(pruned.game.kernel, pruned.game.rules.abstraction)
     stored = [pruned.store.values_of(root.infoset_key(b)) for b in range(169)]
     assert any(v is not None and v[1].sum() > 0 for v in stored)
     flop = root

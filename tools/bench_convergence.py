@@ -29,6 +29,8 @@ from benchlib import log
 
 from holdem import config as config_mod
 from holdem.cli.common import iteration_count, non_negative_int, positive_float
+from holdem.analysis import evaluation
+from holdem.analysis.blueprint import Blueprint, load_checkpoint_store
 from holdem.games import make_game
 from holdem.runtime.process import flush_iterations, flush_text
 from holdem.runtime.lagged import DELAY_PER_WORKER, LaggedExecutor, default_delay
@@ -59,6 +61,11 @@ def build_parser():
     p.add_argument("--max-seconds", type=positive_float, default=None,
                    help="stop a run after this many training seconds (default: none)")
     return p
+
+
+def _store(logdir):
+    """The store of a run's newest checkpoint."""
+    return load_checkpoint_store(logdir)[1]
 
 
 def _train(config, game, workers, args, logdir):
@@ -93,31 +100,26 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="holdem-conv-") as tmp:
         base = Path(tmp) / "serial"
         serial = _train(config, game, 0, args, base)
-        if game.is_small:
-            from holdem.analysis.blueprint import load_profile
-            from holdem.analysis.exact import ExactEvaluator
-
-            evaluator = ExactEvaluator(game)
-            ref = evaluator.exploitability(load_profile(base).average)
+        exact = evaluation.applies("exploitability", game)
+        if exact:
+            metric = evaluation.make("exploitability", game)
+            ref = metric.measure(_store(base)).value
             print(f"in-process: exploitability {ref:.6f} ({serial.iterations:,} iterations)")
         else:
-            from holdem.analysis.blueprint import Blueprint
-            from holdem.analysis.headtohead import head_to_head
-
-            reference = Blueprint.load(base)
+            metric = evaluation.make("vs_blueprint", game, opponent=Blueprint.load(base),
+                                     config=config, hands=args.hands)
         for w in counts:
             logdir = Path(tmp) / f"w{w}"
             result = _train(workers_config, game, w, args, logdir)
-            if game.is_small:
-                x = evaluator.exploitability(load_profile(logdir).average)
+            if exact:
+                x = metric.measure(_store(logdir)).value
                 print(f"{w} workers: exploitability {x:.6f} = {x / ref:.2f}x in-process "
                       f"({result.iterations:,} iterations; "
                       f"{flush_text(args.flush or flush_iterations(workers_config, w))}, merged "
                       f"{default_delay(w) if args.merge_delay is None else args.merge_delay:,} "
                       "later)")
             else:
-                match = head_to_head(Blueprint.load(logdir), reference, hands=args.hands,
-                                     seed=1)
+                match = metric.measure(_store(logdir), seed=1).detail
                 print(f"{w} workers vs in-process: {match.mbb_per_hand:+.1f} ± "
                       f"{match.ci95:.1f} mbb/hand ({match.hands:,} hands; "
                       f"{result.iterations:,} iterations each; "

@@ -42,7 +42,7 @@ def variant(source, tmp, name, train_keys):
     data.setdefault("train", {}).update(train_keys)
     path = Path(tmp) / f"{name}.yaml"
     if data.get("game", {}).get("buckets"):
-        from holdem.games import resolve_asset
+        from holdem.games.nlhe.game import resolve_asset
         data["game"]["buckets"] = str(resolve_asset(data["game"]["buckets"]).resolve())
     path.write_text(yaml.safe_dump(data))
     return path
@@ -51,10 +51,11 @@ def variant(source, tmp, name, train_keys):
 def main(argv=None):
     args = parse_args(argv)
     from holdem import config as config_mod
+    from holdem.games import registry
 
     source = benchlib.config_source(args.config, args.game)
     config = config_mod.load(source)
-    tc, nlhe = config.train, config.game.name == "nlhe"
+    tc, nlhe = config.train, registry.spec(config.game.name).no_limit
     on_keys = {"eval_interval": tc.eval_interval / args.speed_up}
     if nlhe and tc.eval_baseline:
         on_keys["eval_baseline_interval"] = tc.eval_baseline_interval / args.speed_up

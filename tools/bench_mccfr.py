@@ -29,6 +29,7 @@ import numpy as np
 
 import benchlib  # noqa: F401  (first: puts this checkout's holdem on sys.path)
 from holdem.cli.common import iteration_count, positive_float
+from holdem.games import registry
 
 _STARTUP = """
 import json, sys, time
@@ -55,7 +56,7 @@ def parse_args(argv):
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="\n\n".join(__doc__.split("\n\n")[1:]))
-    parser.add_argument("--game", choices=("kuhn", "leduc"), default="leduc",
+    parser.add_argument("--game", choices=registry.names_with_defaults(), default="leduc",
                         help="game to train (default: %(default)s)")
     parser.add_argument("--sampling", choices=("external", "outcome"), default="external",
                         help="MCCFR variant (default: %(default)s)")
@@ -149,11 +150,8 @@ def make_solver(args):
     return game, cfg, Solver
 
 
-def exploitability(evaluator, game, solver):
-    from holdem.analysis.strategy import average_profile
-
-    profile, _ = average_profile(game, solver.store.used())
-    return evaluator.exploitability(profile)
+def exploitability(metric, game, solver):
+    return metric.measure(solver.store).value
 
 
 def bench_iterations(args, game, cfg, solver_cls, evaluator):
@@ -266,9 +264,9 @@ def main(argv=None):
         bench_startup(args)
 
     if "iters" not in args.skip or "seconds" not in args.skip:
-        from holdem.analysis.exact import ExactEvaluator
+        from holdem.analysis import evaluation
 
-        evaluator = ExactEvaluator(game)
+        evaluator = evaluation.make("exploitability", game)
         start = time.perf_counter()
         warm = solver_cls(game, cfg)                   # JIT warm-up (cache load or compile)
         warm.run(1)

@@ -42,6 +42,7 @@ from benchlib import ROOT
 from holdem.cli.common import iteration_count, positive_float
 
 from holdem import checkpoint as ckpt
+from holdem.games import registry
 from holdem.metrics import format_bytes
 
 
@@ -55,7 +56,7 @@ def train(args, logdir, workers):
     header, _ = ckpt.read_header(result.checkpoint)
     result.store_bytes = int(header.get("stats", {}).get("store_bytes", 0))
     result.exploitability = None
-    if args.game in ("kuhn", "leduc"):
+    if args.config is None:             # a game with --game defaults: Kuhn, Leduc (exact)
         ev = subprocess.run([sys.executable, "-m", "holdem.cli.eval_blueprint", "--checkpoint",
                              str(result.checkpoint), "--exploitability"], capture_output=True,
                             text=True, timeout=600, cwd=ROOT)
@@ -110,7 +111,7 @@ def build_parser():
         description="Train the same game in-process and with worker processes "
                     "(python -m holdem.cli.train_blueprint) and compare speed, memory (PSS) "
                     "and exploitability.")
-    p.add_argument("--game", default="leduc", choices=("kuhn", "leduc"),
+    p.add_argument("--game", default="leduc", choices=registry.names_with_defaults(),
                    help="game (configs/GAME.yaml; default leduc)")
     p.add_argument("--config", metavar="FILE",
                    help="train this config instead (e.g. configs/hunl_default.yaml)")

@@ -34,12 +34,12 @@ KIB = 1024
 def parser(doc, game_help):
     """An ArgumentParser described by the tool's docstring ``doc`` (first paragraph; the rest,
     with its example commands, as the epilog) with the ``--game`` and ``--config`` options."""
-    from holdem.games import SMALL_GAMES
+    from holdem.games import registry
 
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="\n\n".join(doc.split("\n\n")[1:]))
-    p.add_argument("--game", default="leduc", choices=SMALL_GAMES, help=game_help)
+    p.add_argument("--game", default="leduc", choices=registry.names_with_defaults(), help=game_help)
     p.add_argument("--config", metavar="FILE", help="YAML config instead of --game")
     return p
 
@@ -147,7 +147,7 @@ def train(source, logdir, workers, seed=0, seconds=None, iters=None, start_metho
     config = logdir.with_suffix(".yaml")
     data = yaml.safe_load(Path(source).read_text())
     if data.get("game", {}).get("buckets"):
-        from holdem.games import resolve_asset
+        from holdem.games.nlhe.game import resolve_asset
         data["game"]["buckets"] = str(resolve_asset(data["game"]["buckets"]).resolve())
     # Progress lines tell how far training is, so memory is sampled mid-run.
     data.setdefault("train", {}).update(progress_interval=0.25, seed=seed)

@@ -16,6 +16,7 @@ import numpy as np
 from holdem.abstraction.bucket_tables import lookup_buckets
 from holdem.analysis.blueprint import load_checkpoint_store
 from holdem.cards import parse
+from holdem.games import LINES
 from holdem.games.nlhe.abstract import history_string
 from holdem.games.tree import NodeKind
 from holdem.store.kernels import find_entry_py
@@ -42,7 +43,7 @@ def main(argv=None):
     p.add_argument("--checkpoint", required=True, help="checkpoint file or logdir (NLHE)")
     args = p.parse_args(argv)
     game, store, checkpoint = load_checkpoint_store(args.checkpoint)
-    if game.name != "nlhe":
+    if not game.supports(LINES):
         sys.exit("check_preflop: needs a No-Limit Hold'em checkpoint")
     tree, nlhe = game.tree, game.rules
     bb = nlhe.table.chips_per_bb

@@ -1,6 +1,5 @@
 """Loading a checkpoint's strategies for analysis (read-only)."""
 
-import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -10,10 +9,10 @@ from typing import NamedTuple
 import numpy as np
 
 from holdem import checkpoint as ckpt
-from holdem import config as config_mod
 from holdem.analysis.strategy import average_profile, current_profile
 from holdem.cards import card_tuple, describe_cards, format_card, repeated_card
-from holdem.games import make_game
+from holdem.games import CARDS, EXACT, LINES
+from holdem.games.checkpointed import game_of_checkpoint
 
 
 @dataclass
@@ -27,46 +26,23 @@ class LoadedProfile:
     visited: np.ndarray        # bool[num_keys]
 
 
-def game_of_checkpoint(checkpoint):
-    """(game, config) a loaded checkpoint was trained on. Its config names a bucket file and
-    the checkpoint records that file's sha256. When the file at that path has changed (a new
-    default was shipped there), a ``.buckets`` file beside it with the recorded sha256 is used
-    instead (e.g. the old default rebuilt under another name: README, Card abstraction); with
-    none, :class:`holdem.checkpoint.CheckpointError` says which file is missing."""
-    config = config_mod.from_stored(checkpoint.header["config"],
-                                    source=f"checkpoint {checkpoint.path}")
-    game = make_game(config)
-    want = checkpoint.header.get("abstraction", {}).get("buckets_sha256", "")
-    if game.buckets_path and want and game.buckets_sha256 != want:
-        from holdem.abstraction.bucket_file import BucketFileError, bucket_file_checksum
-        for other in sorted(Path(game.buckets_path).parent.glob("*.buckets")):
-            try:
-                found = bucket_file_checksum(other) == want
-            except BucketFileError:
-                continue
-            if found:
-                config = dataclasses.replace(config, game=dataclasses.replace(
-                    config.game, buckets=str(other)))
-                game = make_game(config)
-                break
-    ckpt.check_resume_config(checkpoint, config, game)       # the bucket file must match
-    return game, config
+def _load(path):
+    checkpoint = path if isinstance(path, ckpt.Checkpoint) else ckpt.load(ckpt.resolve(path))
+    game, config = game_of_checkpoint(checkpoint)
+    return game, config, ckpt.store_from_checkpoint(checkpoint, game), checkpoint
 
 
 def load_checkpoint_store(path):
     """(game, store, checkpoint) of a checkpoint file or logdir (or an already loaded
     :class:`holdem.checkpoint.Checkpoint`)."""
-    checkpoint = path if isinstance(path, ckpt.Checkpoint) else ckpt.load(ckpt.resolve(path))
-    game, _ = game_of_checkpoint(checkpoint)
-    return game, ckpt.store_from_checkpoint(checkpoint, game), checkpoint
+    game, _, store, checkpoint = _load(path)
+    return game, store, checkpoint
 
 
 def load_profile(path):
     """Average and current strategy of a small-game checkpoint (file, logdir or Checkpoint)."""
-    game, store, checkpoint = load_checkpoint_store(path)
-    config = config_mod.from_stored(checkpoint.header["config"],
-                                  source=f"checkpoint {checkpoint.path}")
-    if not game.is_small:
+    game, config, store, checkpoint = _load(path)
+    if not game.supports(EXACT):
         raise ckpt.CheckpointError(f"checkpoint {checkpoint.path}: game: dense strategy "
                                    f"profiles are for Kuhn and Leduc, not {game.name!r}")
     rows = store.used()
@@ -202,7 +178,7 @@ class Blueprint:
     def node_of(self, labels):
         """The betting-tree node reached by a line of abstract labels (e.g. ``["r2.5b", "c"]``);
         heads-up (the multi-way game has no tree: see :meth:`multiway_node`)."""
-        if self.game.is_multiway:
+        if not self.game.supports(LINES):
             raise ValueError("the multi-way game has no enumerated tree; use multiway_node()")
         tree, names = self.game.tree, self.game.rules.labels
         node = 0
@@ -220,9 +196,7 @@ class Blueprint:
 
     def multiway_node(self, labels):
         """The node of the multi-way game reached by a line of abstract labels."""
-        from holdem.games.nlhe.multiway import MultiwayNode
-
-        node = MultiwayNode(self.game.multiway, self.game.rules.abstraction)
+        node = self.game.root_node()
         for label in labels:
             if node.is_terminal:
                 raise ValueError(f"line {labels!r}: the hand is over before {label!r}")
@@ -237,9 +211,9 @@ class Blueprint:
         """(player, street, key_of(bucket), [(label, to)], bet, commit, pot) of the decision after
         ``labels`` (No-Limit Hold'em; chips: ``to`` the street commitment after each action,
         ``bet`` the street's highest commitment, ``commit`` the actor's, ``pot`` all chips in)."""
-        if self.game.name != "nlhe":
+        if not self.game.supports(CARDS):
             raise ValueError("spot() and query() are for No-Limit Hold'em; use strategy(key, ...)")
-        if self.game.is_multiway:
+        if not self.game.supports(LINES):
             node = self.multiway_node(labels)
             if node.is_terminal:
                 raise ValueError(f"line {labels!r} ends the hand")
@@ -375,7 +349,7 @@ class Blueprint:
         """
         from holdem.abstraction.actions import translate
 
-        if self.game.is_multiway:
+        if not self.game.supports(LINES):
             raise ValueError("translate_line() is for heads-up games")
         tree, nlhe = self.game.tree, self.game.rules
         scale = nlhe.table.chips_per_bb / float(big_blind)

@@ -22,6 +22,7 @@ import numpy as np
 
 from holdem.cards import RANK_CHARS, make_card
 from holdem.fileio import atomic_open
+from holdem.games import CARDS, LINES
 
 GRID_RANKS = RANK_CHARS[::-1]                   # "AKQJT98765432": row/column order
 COMBOS = {"pair": 6, "suited": 4, "offsuit": 12}
@@ -108,9 +109,9 @@ def range_chart(bp, line=(), average=True, check_representatives=True):
     and the two answers must be identical (they are whenever preflop buckets are hand classes).
     Raises ChartError for a non-NLHE blueprint, a bad line or one that is not a preflop decision.
     """
-    if bp.game.name != "nlhe":
+    if not bp.game.supports(CARDS):
         raise ChartError(f"range charts are for No-Limit Hold'em, not {bp.game.name!r}")
-    if bp.game.is_multiway:
+    if not bp.game.supports(LINES):
         raise ChartError(f"range charts are for heads-up blueprints; this one has "
                          f"{bp.game.num_players} players (use inspect_blueprint --spot or "
                          "export_strategy for its preflop strategy)")

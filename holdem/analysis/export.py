@@ -164,7 +164,7 @@ def nlhe_records(game, store):
     """Export records of the visited infosets of a No-Limit Hold'em store (tree order, then
     bucket). ``history`` has raise-to amounts in big blinds after ``r`` (e.g. ``r2.5c/r1.6``);
     ``actions`` are labels ``f``, ``c``, ``r<x>b`` (big blinds), ``r<f>p`` (pot fraction), ``a``."""
-    from holdem.abstraction.buckets import preflop_hands
+    from holdem.abstraction.preflop import preflop_hands
     from holdem.games.nlhe.abstract import STREET_NAMES, history_string
 
     hands = preflop_hands(game.deal.tables)
@@ -195,7 +195,7 @@ def nlhe_records(game, store):
 
 def bucket_fields(hands, street, bucket):
     """A record's ``bucket`` and, preflop, ``hand``: the hand classes of the bucket (``hands``
-    from :func:`holdem.abstraction.buckets.preflop_hands`), e.g. ``"AKs"``, space-separated
+    from :func:`holdem.abstraction.preflop.preflop_hands`), e.g. ``"AKs"``, space-separated
     when the bucket file groups several."""
     return {"bucket": bucket, **({"hand": " ".join(hands[bucket])} if street == 0 else {})}
 
@@ -204,21 +204,18 @@ def multiway_records(game, store, streets=None):
     """Export records of the visited preflop infosets of a multi-way store (decision nodes in
     depth-first order, then bucket). Later streets cannot be listed: the betting tree past the
     flop is far too large to walk and infoset keys are hashes of the history."""
-    from holdem.abstraction.buckets import preflop_hands
-    from holdem.games.nlhe import multiway_kernels as mk
+    from holdem.abstraction.preflop import preflop_hands
     from holdem.games.nlhe.abstract import STREET_NAMES
-    from holdem.games.nlhe.multiway import walk_decisions
 
     if streets and set(streets) - {"preflop", "0"}:
         raise ConfigError(f"--street {' '.join(streets)}: {game.num_players}-player exports "
                           "cover preflop only (the multi-way betting tree after it is too large "
                           "to list)")
-    nodes = walk_decisions(game.kernel, game.rules.abstraction, max_street=0)
+    nodes = game.walk_decisions(max_street=0)
     hands = preflop_hands(game.deal.tables)
     num_buckets = int(game.deal.tables.num_buckets[0])
     histories = np.array([node.history for node, _ in nodes], dtype=np.int64)
-    table = np.zeros((histories.size, num_buckets), dtype=np.int64)
-    mk.infoset_keys(histories, np.int64(num_buckets), table)
+    table = game.infoset_keys(histories, num_buckets)
     keys, num_actions, offsets, _, strategy_sum = store.used()
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]

@@ -11,6 +11,7 @@ import numpy as np
 from holdem import rng
 from holdem.analysis import multiway_play_kernels as mpk
 from holdem.analysis import play_kernels as pk
+from holdem.games import CARDS, LINES
 from holdem.games.tree import NodeKind
 from holdem.solver.kernels import make_workspace
 from holdem.store.store import RegretStore
@@ -68,6 +69,22 @@ def blueprint_store(blueprint):
                                    arrays["strategy_sum"])
 
 
+def same_game(game, config, opponent):
+    """Check that the Blueprint ``opponent`` plays ``game`` (trained with ``config``) with the
+    same game and action abstraction; returns the opponent's game when its card abstraction
+    differs (heads-up only), else None."""
+    same = ({**asdict(opponent.config.game), "buckets": None}
+            == {**asdict(config.game), "buckets": None})
+    if not same or opponent.config.actions != config.actions:
+        raise ValueError("both blueprints must use the same game and action abstraction")
+    if opponent.game.buckets_sha256 == game.buckets_sha256:
+        return None
+    if not game.supports(LINES):
+        raise ValueError("blueprints with different card abstractions play each other "
+                         "heads-up only")
+    return opponent.game
+
+
 def head_to_head(blueprint, opponent, hands=100_000, seed=0):
     """Blueprint A against ``opponent`` (a Blueprint of the same game or a BASELINES name).
 
@@ -76,17 +93,7 @@ def head_to_head(blueprint, opponent, hands=100_000, seed=0):
     action abstraction: each then sees its own buckets of every deal, which is how two
     abstractions are compared at equal training."""
     game = blueprint.game
-    cards_b = None
-    if not isinstance(opponent, str):
-        same_game = ({**asdict(opponent.config.game), "buckets": None}
-                     == {**asdict(blueprint.config.game), "buckets": None})
-        if not same_game or opponent.config.actions != blueprint.config.actions:
-            raise ValueError("both blueprints must use the same game and action abstraction")
-        if opponent.game.buckets_sha256 != game.buckets_sha256:
-            if game.is_multiway:
-                raise ValueError("blueprints with different card abstractions play each other "
-                                 "heads-up only")
-            cards_b = opponent.game
+    cards_b = None if isinstance(opponent, str) else same_game(game, blueprint.config, opponent)
     store_b = None if isinstance(opponent, str) else blueprint_store(opponent).arrays
     return play_match(game, blueprint_store(blueprint).arrays, opponent, store_b, hands, seed,
                       cards_b=cards_b)
@@ -125,8 +132,7 @@ def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, 
                   cards_b=None):
     """A's chips per deal in :func:`play_match`'s match and the control-variate correction of
     each deal (mean zero), float64[deals] each; the correction is None with 3-6 players."""
-    if game.name != "nlhe":
-        raise ValueError("head-to-head play is for No-Limit Hold'em")
+    game.require(CARDS, "head-to-head play")
     seats = game.num_players
     deals = max(1, (int(hands) + seats - 1) // seats)
     if isinstance(opponent, str):
@@ -139,9 +145,9 @@ def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, 
     state = rng.make_states(seed, 1)[0]
     plain = np.zeros(deals, dtype=np.float64)
     k = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
-    ws = make_workspace(game.max_depth, game.max_actions, seats)
-    if game.is_multiway:
-        mpk.play_rotations(game.multiway, game.deal, store_a, store_b, np.int64(kind), k, ws,
+    ws = make_workspace(**game.workspace_shape())
+    if not game.supports(LINES):       # no per-node bot tables: rotate the seats instead
+        mpk.play_rotations(game.kernel, game.deal, store_a, store_b, np.int64(kind), k, ws,
                            state, np.int64(deals), plain)
         return plain, None
     own = game if cards_b is None else cards_b

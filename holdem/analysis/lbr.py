@@ -29,6 +29,7 @@ from holdem.abstraction.deal_kernels import RUNTIME_WORK
 from holdem.analysis import lbr_kernels as lk
 from holdem.analysis.headtohead import blueprint_store, bot_tables
 from holdem.cards import card_tuple, describe_cards, repeated_card
+from holdem.games import LINES
 from holdem.games.tree import ActionCode
 from holdem.store.store import RegretStore
 
@@ -159,7 +160,7 @@ def make_work(game=None):
 
 
 def _check_game(game):
-    if game.name != "nlhe" or game.num_players != 2:
+    if not game.supports(LINES):
         raise ValueError(f"local best response is for heads-up No-Limit Hold'em, not "
                          f"{game.name!r}; use --exploitability for Kuhn and Leduc")
 

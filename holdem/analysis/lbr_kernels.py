@@ -50,7 +50,7 @@ from holdem.abstraction.deal_kernels import (POPCOUNT, RANK_MASK, hand_index_ker
                                              river_prepare_kernel, river_score_from_work)
 from holdem.analysis.play_kernels import blueprint_action, average_strategy
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
-from holdem.solver.game_nodes import DECISION, FOLD, terminal_utility
+from holdem.games.tree_kernels import DECISION, FOLD, terminal_utility
 
 NUM_COMBOS = 1326
 CALL = 1                        # ActionCode.CALL: the action leading to a call child

@@ -10,7 +10,7 @@ from holdem import rng
 from holdem._jit import njit
 from holdem.analysis.play_kernels import (POLICY_BLUEPRINT, POLICY_CALL, POLICY_FOLD,
                                           POLICY_POT, POLICY_RANDOM, sample_average)
-from holdem.games import deal as deal_kernels
+from holdem.games import deal_kernels
 from holdem.games.nlhe import multiway_kernels as mk
 
 

@@ -28,8 +28,8 @@ import numpy as np
 from holdem import rng
 from holdem._jit import njit, njit_inline
 from holdem.abstraction.deal_kernels import deal_buckets
-from holdem.games import deal as deal_kernels
-from holdem.solver.game_nodes import DECISION, terminal_utility
+from holdem.games import deal_kernels
+from holdem.games.tree_kernels import DECISION, terminal_utility
 from holdem.solver.kernels import pick_action, regret_matching, sample_action
 from holdem.store import kernels as store_kernels
 

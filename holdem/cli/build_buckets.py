@@ -125,7 +125,7 @@ def write_manifest(manifest, out, argv, params, sha256, size, seconds, generator
     import numba
     import numpy as np
 
-    from holdem import __version__
+    from holdem.version import __version__
     from holdem.abstraction.bucket_file import FORMAT_VERSION
     manifest = Path(manifest)
     data = {"files": {}}

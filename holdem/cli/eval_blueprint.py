@@ -11,7 +11,6 @@ announces the compilation of its kernels on stderr.
 """
 
 import sys
-import time
 
 from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
 
@@ -80,61 +79,66 @@ def main(argv=None):
 
 
 def _exact(args):
-    from holdem.analysis.blueprint import load_checkpoint_store, load_profile
-    from holdem.analysis.exact import ExactEvaluator
+    from holdem.analysis import evaluation
+    from holdem.analysis.blueprint import load_checkpoint_store
     from holdem.config import ConfigError
 
-    game, _, checkpoint = load_checkpoint_store(args.checkpoint)
-    if not game.is_small:
+    game, store, checkpoint = load_checkpoint_store(args.checkpoint)
+    if not evaluation.applies("exploitability", game):
         raise ConfigError(f"{checkpoint.path}: exact evaluation (--exploitability, --value) is "
                           f"for Kuhn and Leduc; for {game.name} use local best response (--lbr), "
                           "a lower bound on the exploitability")
-    loaded = load_profile(checkpoint)
-    evaluator = ExactEvaluator(loaded.game)
-    print(f"checkpoint: {loaded.path}")
-    print(f"iterations: {loaded.iterations}")
+    found = evaluation.make("exploitability", game, values=args.value).measure(store)
+    print(f"checkpoint: {checkpoint.path}")
+    print(f"iterations: {checkpoint.iterations}")
     if args.exploitability:
-        print(f"exploitability: {evaluator.exploitability(loaded.average):.9g}")
+        print(f"exploitability: {found.value:.9g}")
     if args.value:
-        v0, v1 = evaluator.expected_values(loaded.average)
+        v0, v1 = found.detail
         print(f"value: player0={v0:.9g} player1={v1:.9g}")
     return 0
 
 
+def _measure(metric, store, seed, where):
+    from holdem.config import ConfigError
+
+    try:
+        return metric().measure(store, seed=seed)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
 def _play(args):
+    from holdem.analysis import evaluation
     from holdem.analysis.blueprint import Blueprint
-    from holdem.analysis.headtohead import head_to_head
+    from holdem.analysis.headtohead import blueprint_store
     from holdem.config import ConfigError
 
     bp = Blueprint.load(args.checkpoint)
-    if bp.game.name != "nlhe":
+    if not evaluation.applies("vs_baseline", bp.game):
         what = "local best response (--lbr)" if args.lbr else "head-to-head play"
         raise ConfigError(f"{bp.checkpoint.path}: {what} is for heads-up No-Limit Hold'em; "
                           "use --exploitability for Kuhn and Leduc")
     print(f"checkpoint: {bp.checkpoint.path}")
     print(f"iterations: {bp.metadata['iterations']}")
-    opponents = list(args.vs or [])
+    store = blueprint_store(bp)
+    matches = [(name, lambda name=name: evaluation.make(
+        "vs_baseline", bp.game, baseline=name, hands=args.hands)) for name in args.vs or []]
     if args.vs_checkpoint:
-        opponents.append(Blueprint.load(args.vs_checkpoint))
-    for opponent in opponents:
-        name = opponent if isinstance(opponent, str) else str(opponent.checkpoint.path)
-        start = time.perf_counter()
-        try:
-            result = head_to_head(bp, opponent, hands=args.hands, seed=args.seed)
-        except ValueError as exc:
-            raise ConfigError(f"--vs {name}: {exc}") from None
-        seconds = time.perf_counter() - start
+        opponent = Blueprint.load(args.vs_checkpoint)
+        matches.append((str(opponent.checkpoint.path), lambda: evaluation.make(
+            "vs_blueprint", bp.game, opponent=opponent, config=bp.config, hands=args.hands)))
+    for name, metric in matches:
+        found = _measure(metric, store, args.seed, f"--vs {name}")
+        result = found.detail
         print(f"vs {name}: {result.line()}")
-        print(f"vs {name} speed: {result.hands / seconds:.0f} hands/s ({seconds:.1f} s)")
+        print(f"vs {name} speed: {result.hands / found.seconds:.0f} hands/s "
+              f"({found.seconds:.1f} s)")
     if args.lbr:
-        from holdem.analysis.lbr import local_best_response
-
-        try:
-            result = local_best_response(bp, hands=args.hands, seed=args.seed,
-                                         threads=args.threads,
-                                         bucket_samples=args.lbr_bucket_samples)
-        except ValueError as exc:
-            raise ConfigError(f"{bp.checkpoint.path}: {exc}") from None
+        found = _measure(lambda: evaluation.make(
+            "lbr", bp.game, hands=args.hands, threads=args.threads,
+            bucket_samples=args.lbr_bucket_samples), store, args.seed, bp.checkpoint.path)
+        result = found.detail
         if args.lbr_bucket_samples:
             print(f"bucket-only ({args.lbr_bucket_samples} draws per street) {result.line()}")
         else:

@@ -10,7 +10,7 @@ import sys
 
 from holdem import config as config_mod
 from holdem.cli.common import ArgumentParser, non_negative_int, positive_float, run_main
-from holdem.games import SMALL_GAMES
+from holdem.games import registry
 
 
 def build_parser():
@@ -18,7 +18,7 @@ def build_parser():
         prog="python -m holdem.cli.train_blueprint",
         description="Train a blueprint strategy with Monte Carlo CFR. Flags override the config "
                     "file; without --config, --game selects the defaults of configs/GAME.yaml.")
-    p.add_argument("--game", choices=SMALL_GAMES,
+    p.add_argument("--game", choices=registry.names_with_defaults(),
                    help="small game to train with the defaults of configs/GAME.yaml "
                         "(No-Limit Hold'em: --config configs/hunl_default.yaml)")
     p.add_argument("--config", metavar="FILE", help="YAML config (see README: Configuration)")

@@ -74,3 +74,25 @@ def build_limit_tree(rules):
         return children
 
     return builder.build(expand)
+
+
+def limit_game(rules):
+    """A two-player limit game as a :class:`holdem.games.tree_game.TreeGame` (exact evaluation:
+    its trees and decks are tiny)."""
+    from holdem.games.deal_kernels import small_deal
+    from holdem.games.interface import EXACT
+    from holdem.games.tree_game import tree_game
+
+    tree = build_limit_tree(rules)
+    stride = rules.num_ranks * rules.num_ranks if rules.num_streets > 1 else rules.num_ranks
+    return tree_game(rules.name, tree, small_deal(rules), bucket_stride=stride,
+                     num_streets=rules.num_streets, deck_size=len(rules.deck_ranks),
+                     capabilities=(EXACT,), rules=rules)
+
+
+def build_kuhn(config=None):
+    return limit_game(KUHN)
+
+
+def build_leduc(config=None):
+    return limit_game(LEDUC)

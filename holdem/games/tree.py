@@ -13,7 +13,7 @@ breadth-first so the children of a node are consecutive: child ``a`` of ``node``
 - ``action`` int8: the action that led here (an :class:`ActionCode`), -1 at the root.
 - ``parent`` int32, ``contrib`` float64[num_nodes, num_players]: chips each player has put in.
 
-The card side is described by the game's deal kernel (see :mod:`holdem.games.deal`), which fills
+The card side is described by the game's deal kernel (see :mod:`holdem.games.deal_kernels`), which fills
 ``buckets[player, street]`` and a showdown ``strength[player]`` once per iteration.
 """
 

@@ -15,7 +15,7 @@ the next player's nodes with weight pi_-i(h) / q(h).
 
 Each traversal is written once, for every game: how it steps through a game's nodes (a betting
 tree's node ids, or the implicit multi-way game's state rows) is chosen at compile time from the
-game's type by the hooks of :mod:`holdem.solver.game_nodes`.
+game's type by the node hooks of :mod:`holdem.games.node_kernels`, which each game implements.
 
 Traversals are iterative with an explicit stack (a recursive njit function cannot be cached
 safely and ran 2.5-4x slower). Regrets are read from ``read`` and written to ``write``: the same
@@ -31,13 +31,11 @@ thresholds are given in current-weight units and scaled by w here.
 from collections import namedtuple
 
 import numpy as np
-from numba.core import types
 
 from holdem import rng
 from holdem._jit import njit, njit_inline, overload_inline
-from holdem.games import deal as deal_kernels
-from holdem.games.nlhe import multiway_kernels as mw
-from holdem.solver import game_nodes as nodes
+from holdem.games import deal_kernels
+from holdem.games import node_kernels as nodes
 from holdem.store import kernels as store_kernels
 
 SAMPLING_EXTERNAL = 0
@@ -58,7 +56,7 @@ Params = namedtuple("Params", [
 
 Workspace = namedtuple("Workspace", [
     "node",            # int64[D]: tree games, the node id at each stack level
-    "rows",            # int64[D, WIDTH]: the multi-way game, the state row at each level
+    "rows",            # int64[D, W]: games that compute nodes, the state row at each level
     "akind", "ato",    # int64[D, A]: multi-way, the actions at each level
     "num_actions", "next_action", "offset", "sigma", "util", "explored",
     "player", "action", "sample_prob", "opp_reach", "sample_reach",     # outcome sampling
@@ -70,12 +68,14 @@ Workspace = namedtuple("Workspace", [
 ])
 
 
-def make_workspace(max_depth, max_actions, num_players, num_streets=4, deck_size=52):
+def make_workspace(max_depth, max_actions, num_players, num_streets=4, deck_size=52,
+                   row_width=1, payoff_size=2):
     """Scratch arrays of the traversals for a game of at most ``max_depth`` actions in a hand
-    and ``max_actions`` actions at a node (tree or multi-way: one layout serves both)."""
+    and ``max_actions`` actions at a node; ``row_width`` and ``payoff_size`` size the state rows
+    and terminal payoffs of games that compute nodes (one layout serves every game)."""
     d, a = max_depth + 2, max(2, max_actions)
     return Workspace(
-        node=np.zeros(d, np.int64), rows=np.zeros((d, mw.WIDTH), np.int64),
+        node=np.zeros(d, np.int64), rows=np.zeros((d, max(1, row_width)), np.int64),
         akind=np.zeros((d, a), np.int64), ato=np.zeros((d, a), np.int64),
         num_actions=np.zeros(d, np.int64), next_action=np.zeros(d, np.int64),
         offset=np.zeros(d, np.int64),
@@ -83,7 +83,7 @@ def make_workspace(max_depth, max_actions, num_players, num_streets=4, deck_size
         explored=np.zeros((d, a), np.bool_), player=np.zeros(d, np.int64),
         action=np.zeros(d, np.int64), sample_prob=np.zeros(d, np.float64),
         opp_reach=np.zeros(d, np.float64), sample_reach=np.zeros(d, np.float64),
-        payoff=np.zeros(mw.MAX_PLAYERS, np.float64),
+        payoff=np.zeros(max(1, payoff_size), np.float64),
         buckets=np.zeros((num_players, num_streets), np.int64),
         strength=np.zeros(num_players, np.int64), deck=np.zeros(max(1, deck_size), np.int64),
         visits=np.zeros(2, np.int64), read_entry=np.zeros(1, np.int64),
@@ -334,14 +334,15 @@ def outcome_traverse(game, read, write, params, ws, traverser, w, state):
 
 
 def outcome_sampling(game, read, write, params, ws, traverser, w, state):
-    """:func:`outcome_traverse` for tree games. The multi-way game supports external sampling
-    only (its config is rejected otherwise): its ``run_iterations`` returns NaN there instead of
-    compiling an outcome traversal nobody runs (7 s more first-call compile time on 6-max)."""
+    """:func:`outcome_traverse` for games that take it. A game registered with
+    ``outcome_sampling=False`` (the multi-way game: its config is rejected otherwise) gets NaN
+    instead of compiling an outcome traversal nobody runs (7 s more first-call compile time on
+    6-max)."""
 
 
 @overload_inline(outcome_sampling, strict=False)
 def _outcome_sampling(game, *args):
-    if isinstance(game, types.BaseNamedTuple) and game.instance_class is nodes.TreeGame:
+    if nodes.supports_outcome_sampling(game):
         def impl(game, read, write, params, ws, traverser, w, state):
             return outcome_traverse(game, read, write, params, ws, traverser, w, state)
     else:

@@ -12,7 +12,7 @@ import numpy as np
 
 from holdem import checkpoint as ckpt
 from holdem import rng
-from holdem.solver import game_nodes, kernels
+from holdem.solver import kernels
 from holdem.store.store import RegretStore
 
 NEVER = np.iinfo(np.int64).max
@@ -165,23 +165,14 @@ class DcfrSchedule:
 
 def make_workspace(game):
     """Scratch arrays of the traversal kernels for ``game``."""
-    return kernels.make_workspace(game.max_depth, game.max_actions, game.num_players,
-                                  game.num_streets, game.deck_size)
-
-
-def kernel_game(game):
-    """``game`` as the traversal kernels take it (see :mod:`holdem.solver.game_nodes`)."""
-    if game.is_multiway:
-        return game.multiway
-    return game_nodes.TreeGame(game.tree, np.int64(game.bucket_stride),
-                               np.int64(game.num_streets - 1))
+    return kernels.make_workspace(**game.workspace_shape())
 
 
 def run_kernel(game, read, write, params, workspace, state, t0, n, utility_out):
     """Run up to ``n`` iterations of ``game`` from global iteration ``t0``; returns how many ran
     (fewer when ``write`` needs to grow)."""
     return int(kernels.run_iterations(
-        kernel_game(game), game.deal, read, write, params, workspace, state, np.int64(t0),
+        game.kernel, game.deal, read, write, params, workspace, state, np.int64(t0),
         np.int64(n), np.int64(game.max_new_rows), np.int64(game.max_new_entries), utility_out))
 
 
@@ -245,12 +236,9 @@ def save_solver(solver, path):
 def solver_from_checkpoint(checkpoint, config=None):
     """A :class:`Solver` restored from a checkpoint (``config`` overrides the stored one; its
     game must match)."""
-    from holdem.games import make_game
+    from holdem.games.checkpointed import game_of_checkpoint
 
-    stored = ckpt.check_resume_config(checkpoint, config)
-    config = config or stored
-    game = make_game(config)
-    ckpt.check_resume_config(checkpoint, config, game)
+    game, config = game_of_checkpoint(checkpoint, config)
     store = ckpt.store_from_checkpoint(checkpoint, game)
     state = ckpt.run_state(checkpoint)
     return Solver(game, config, store=store, rng_state=state.rng_state,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from holdem.abstraction.actions import raise_options
+from holdem.games.interface import Game, shapes_match
 from holdem.games.nlhe import multiway_kernels as mk
 from holdem.games.nlhe.abstract import HeadsUpTable
 
@@ -27,7 +28,7 @@ class MultiwayTable(HeadsUpTable):
 
 @dataclass(frozen=True)
 class MultiwayRules:
-    """What a multi-way :class:`holdem.games.Game` carries besides its kernel arrays."""
+    """What a :class:`MultiwayGame` carries besides its kernel arrays."""
 
     table: MultiwayTable
     abstraction: object       # ActionAbstraction
@@ -206,3 +207,62 @@ class MultiwayNode:
         out = np.zeros(mk.MAX_PLAYERS, np.float64)
         mk.payoffs_py(self.g, self.row, np.asarray(strengths, dtype=np.int64), out)
         return out[:int(self.g.num_players)]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class MultiwayGame(Game):
+    """The implicit multi-way game (:class:`holdem.games.interface.Game`): infoset keys hash the
+    betting history, so the store grows as traversals visit new infosets and keys can only be
+    range-checked. Node hooks: :mod:`holdem.games.nlhe.multiway_kernels`."""
+
+    arrays: mk.MultiwayArrays
+
+    INITIAL_ROWS = 1 << 20
+    HEADROOM_ROWS = 1 << 16
+    """Rows kept free before each iteration (far above the new infosets one iteration creates;
+    an insertion past the end is skipped, never written out of bounds)."""
+
+    row_width = mk.WIDTH
+    payoff_size = mk.MAX_PLAYERS
+
+    @property
+    def kernel(self):
+        return self.arrays
+
+    @property
+    def initial_rows(self):
+        return self.INITIAL_ROWS
+
+    @property
+    def max_new_rows(self):
+        """A head-room the kernel checks per insertion."""
+        return self.HEADROOM_ROWS
+
+    @property
+    def max_new_entries(self):
+        return self.HEADROOM_ROWS * self.max_actions
+
+    def keys_match(self, keys, num_actions):
+        """Keys are hashes: only their range and the number of actions are checked (the store
+        also rejects a key it holds with another num_actions)."""
+        pair = shapes_match(keys, num_actions)
+        if pair is None:
+            return False
+        keys, num_actions = pair
+        return bool(np.all(keys >= 0) and np.all(num_actions >= 2)
+                    and np.all(num_actions <= self.max_actions))
+
+    def root_node(self):
+        """The root as a :class:`MultiwayNode`, to walk the game from Python."""
+        return MultiwayNode(self.arrays, self.rules.abstraction)
+
+    def walk_decisions(self, max_street=0, max_nodes=5_000_000):
+        """:func:`walk_decisions` of this game."""
+        return walk_decisions(self.arrays, self.rules.abstraction, max_street, max_nodes)
+
+    def infoset_keys(self, histories, num_buckets):
+        """int64[len(histories), num_buckets]: the infoset key of each (history hash,
+        bucket)."""
+        out = np.zeros((len(histories), int(num_buckets)), dtype=np.int64)
+        mk.infoset_keys(np.asarray(histories, dtype=np.int64), np.int64(num_buckets), out)
+        return out

@@ -26,7 +26,9 @@ import numpy as np
 
 from holdem._jit import njit_exact as njit
 from holdem._jit import njit_inline
+from holdem.games import node_kernels
 from holdem.rng import GOLDEN, mix64
+from holdem.store import kernels as store_kernels
 
 MAX_PLAYERS = 6
 
@@ -337,3 +339,70 @@ def infoset_keys(histories, num_buckets, out):
     for i in range(histories.shape[0]):
         for b in range(num_buckets):
             out[i, b] = infoset_key(histories[i], b)
+
+
+# -- the node hooks (holdem.games.node_kernels) ---------------------------------------------
+
+def _multiway_start(game, ws):
+    for i in range(WIDTH):
+        ws.rows[0, i] = game.root[i]
+
+
+def _multiway_is_terminal(game, ws, d, traverser):
+    row = ws.rows[d]
+    # ``|``, not ``or``: a short-circuit in a loop condition trips numba's inliner (a
+    # NumbaIRAssumptionWarning in outcome_traverse).
+    return (row[F_KIND] != KIND_DECISION) | ((row[F_FOLDED] >> traverser) & 1 != 0)
+
+
+def _multiway_terminal_value(game, ws, d, traverser):
+    row = ws.rows[d]
+    if (row[F_FOLDED] >> traverser) & 1:
+        return -np.float64(row[F_CONTRIB + traverser])
+    payoffs(game, row, ws.strength, ws.payoff)
+    return ws.payoff[traverser]
+
+
+def _multiway_open_node(game, ws, d):
+    row = ws.rows[d]
+    p = row[F_PLAYER]
+    street = row[F_STREET]
+    na = legal_actions(game, row, ws.akind[d], ws.ato[d])
+    ws.num_actions[d] = na
+    return p, street, na, infoset_key(row[F_HASH], ws.buckets[p, street])
+
+
+def _multiway_find_infoset(game, write, key, num_actions):
+    # How many infosets an iteration adds is not known in advance: insert only while there is
+    # room for one more, else look up (NOT_FOUND when new: the traversal treats it as uniform
+    # and does not update it).
+    if store_kernels.has_headroom(write, 1, num_actions):
+        return store_kernels.find_or_insert(write, key, num_actions)
+    return store_kernels.find_entry(write, key)
+
+
+def _multiway_to_child(game, ws, d, a, dst):
+    apply_action(game, ws.rows[d], ws.rows[dst], ws.akind[d, a], ws.ato[d, a], a)
+
+
+def _multiway_child_key(game, ws, d, a):
+    if ws.akind[d, a] == ACT_FOLD:
+        return np.int64(-1)
+    scratch = ws.rows[d + 1]
+    apply_action(game, ws.rows[d], scratch, ws.akind[d, a], ws.ato[d, a], a)
+    if scratch[F_KIND] != KIND_DECISION:
+        return np.int64(-1)
+    return infoset_key(scratch[F_HASH],
+                          ws.buckets[scratch[F_PLAYER], scratch[F_STREET]])
+
+
+def _multiway_last_street(game):
+    return np.int64(3)
+
+
+node_kernels.implement(
+    MultiwayArrays, outcome_sampling=False, start=_multiway_start,
+    is_terminal=_multiway_is_terminal, terminal_value=_multiway_terminal_value,
+    open_node=_multiway_open_node, find_infoset=_multiway_find_infoset,
+    to_child=_multiway_to_child, child_key=_multiway_child_key,
+    last_street=_multiway_last_street)
