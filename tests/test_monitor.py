@@ -110,3 +110,16 @@ def test_evaluation_can_be_switched_off(tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.startswith("eval: ")]
     # The run's last tick evaluates whatever is on: the preflop change only.
     assert all("vs_" not in line for line in lines), proc.stderr
+
+
+def test_preflop_change_of_a_store_without_preflop_rows_is_none():
+    """A first snapshot taken before any preflop infoset was stored (the lag simulator's
+    workers have not merged yet) compares with nothing: None, not an IndexError."""
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    game = make_game(cfg)
+    solver = Solver(game, cfg)
+    change = evaluation.make("preflop_change", game).change
+    assert change(solver.store) is None                          # empty store
+    solver.run(500)
+    assert change(solver.store) is None                          # nothing to compare with
+    assert change(solver.store) == 0.0

@@ -52,8 +52,7 @@ from holdem.games import make_game
 from holdem.metrics import format_bytes
 from holdem.runtime.process import batch_size_for, flush_iterations
 from holdem.runtime.worker import BatchRunner, holds_cold_rows, pair_flush
-from holdem.solver import kernels as solver_kernels
-from holdem.solver.solver import Solver, make_params
+from holdem.solver.solver import Solver, regret_floor_at
 from holdem.store import record_kernels as rk
 from holdem.store import records
 from holdem.store.delta import RowMerger
@@ -117,12 +116,8 @@ class Replay:
             self._merger.close()
 
     def floor(self):
-        """The regret floor now, as :func:`holdem.runtime.process.regret_floor_now` scales it."""
-        floor = self.config.solver.regret_floor
-        if floor is None:
-            return None
-        params = make_params(self.config.solver, self.game.num_streets)
-        return floor * float(solver_kernels.iteration_weight(params, self.iterations))
+        """The regret floor now, as the process executor's merge applies it."""
+        return regret_floor_at(self.config.solver, self.game.num_streets, self.iterations, 0.0)
 
 
 # -- recording --------------------------------------------------------------------------------

@@ -169,9 +169,10 @@ class PreflopChange(Metric):
             return None
         keys, na, starts, probs = now
         k0, na0, starts0, probs0 = before
-        pos = np.searchsorted(k0, keys)
-        pos = np.minimum(pos, max(0, k0.shape[0] - 1))
-        common = (k0.shape[0] > 0) & (k0[pos] == keys) & (na0[pos] == na)
+        if k0.shape[0] == 0 or keys.shape[0] == 0:
+            return None
+        pos = np.minimum(np.searchsorted(k0, keys), k0.shape[0] - 1)
+        common = (k0[pos] == keys) & (na0[pos] == na)
         if not common.any():
             return None
         rows_na = na[common]

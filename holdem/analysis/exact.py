@@ -13,6 +13,7 @@ import itertools
 
 import numpy as np
 
+from holdem.games import EXACT
 from holdem.games.tree import NodeKind
 
 
@@ -46,8 +47,7 @@ class ExactEvaluator:
     indexed by infoset key (see :func:`holdem.analysis.strategy.average_profile`)."""
 
     def __init__(self, game):
-        if game.num_players != 2:
-            raise ValueError("exact evaluation supports two-player games only")
+        game.require(EXACT, "exact evaluation")
         self.game = game
         self.tree = game.tree
         self.buckets, self.strength, self.prob = enumerate_deals(game)
