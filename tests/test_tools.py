@@ -32,7 +32,8 @@ def fields(stdout):
     return dict(line.split(": ", 1) for line in stdout.splitlines() if ": " in line)
 
 
-@pytest.mark.parametrize("name", ["bench_merge.py", "bench_scaling.py", "bench_backends.py"])
+@pytest.mark.parametrize("name", ["bench_merge.py", "bench_scaling.py", "bench_backends.py",
+                                  "bench_visits.py", "checkpoint_digest.py"])
 def test_help_shows_example_commands(name):
     proc = run_tool(name, "--help", timeout=60)
     assert f"python tools/{name}" in proc.stdout

@@ -38,7 +38,9 @@ def digest(path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     parser.add_argument("paths", nargs="+", help="checkpoint files or logdirs (newest checkpoint)")
     args = parser.parse_args(argv)
     for path in args.paths:
