@@ -146,10 +146,41 @@ def test_comparison_of_two_checkpoints(bp, runs):
 
 
 def test_bad_lines_are_rejected(bp):
-    with pytest.raises(ChartError, match="not a preflop decision"):
-        range_chart(bp, ["c", "c"])
+    with pytest.raises(ChartError, match="the board needs 3 cards, got 0"):
+        range_chart(bp, ["c", "c"])                     # a flop decision needs its flop
+    with pytest.raises(ChartError, match="needs 0 cards, got 3"):
+        range_chart(bp, ["r2.5b"], board="Ah Kd 7c")
     with pytest.raises(ChartError, match="not an action here"):
         range_chart(bp, ["r9b"])
+    with pytest.raises(ChartError, match="ends the hand"):
+        range_chart(bp, ["f"])
+
+
+def test_a_postflop_chart_mixes_each_class_by_how_often_it_is_held_there(bp):
+    """After the flop a cell is its live combos' mixes weighted by the acting player's weights
+    (the range view's numbers); a class whose combos are all on the board is out of the range."""
+    line, board = ["r2.5b", "c"], "Ah Ad 7c"
+    chart = range_chart(bp, line, board=board)
+    node = bp.range(line, board)
+    assert chart.player == node.player == 1 and chart.board == ("Ah", "Ad", "7c")
+    cells = node.class_cells()
+    for name in ("KQs", "72o", "77", "AKo"):
+        r, c = next((r, c) for r in range(13) for c in range(13) if GRID[r][c] == name)
+        inside = (cells[:, 0] == r) & (cells[:, 1] == c)
+        w = node.weight[1, inside]
+        expected = (w[:, None] * node.mix[inside]).sum(axis=0) / w.sum()
+        np.testing.assert_allclose(chart.probs[r, c], expected, rtol=1e-12)
+    aa = GRID[0].index("AA")
+    assert chart.reach[0, aa] == pytest.approx(node.reach[1, [
+        i for i, n in enumerate(node.combo_names()) if n[0] == n[2] == "A"]].mean())
+    live = chart.in_range()
+    assert live.sum() == 169 and sum(chart.overall().values()) == pytest.approx(1.0)
+    text = charts.format_terminal(chart, color=False)
+    assert "on Ah Ad 7c" in text.splitlines()[0]
+    page = charts.to_html(chart)
+    assert 'data-reach="' in page
+    with pytest.raises(ChartError, match="cannot compare"):
+        compare(chart, range_chart(bp, line, board="Kh Kd 7c"))
 
 
 def test_png_without_matplotlib_says_so(bp, monkeypatch, tmp_path):
@@ -201,7 +232,10 @@ def test_cli_in_process(runs, tmp_path, capsys, monkeypatch):
                                       "--html", str(html_path)]) == 0
     assert len(_cells(html_path.read_text()).cells) == 169
     assert run_main(charts_cli.main, ["--checkpoint", a, "--line", "c c"]) == 2
-    assert "not a preflop decision" in capsys.readouterr().err
+    assert "the board needs 3 cards" in capsys.readouterr().err
+    assert run_main(charts_cli.main, ["--checkpoint", a, "--line", "c c", "--board",
+                                      "2c 7h 9d", "--compare", b, "--no-color"]) == 0
+    assert "on 2c 7h 9d" in capsys.readouterr().out
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert run_main(charts_cli.main, ["--checkpoint", a, "--png", str(tmp_path / "x.png")]) == 2
     from holdem.checkpoint import resolve

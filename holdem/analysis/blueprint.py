@@ -323,6 +323,14 @@ class Blueprint:
                     strategy=self.strategy(key, len(moves), average), key=key,
                     visited=self._row(key) >= 0)
 
+    def range(self, labels=(), board=(), average=True):
+        """Both players' ranges at the decision after ``labels`` with ``board`` (heads-up): a
+        :class:`holdem.analysis.ranges.NodeRange` (reach and weight per combo and per class,
+        the action mix of the player to act, buckets)."""
+        from holdem.analysis.ranges import node_range
+
+        return node_range(self, labels, board, average)
+
     def query(self, labels, hole, board=(), average=True):
         """Strategy of the player to act after ``labels`` (labels as a list or a string, or an
         export history: :meth:`line_labels`) holding ``hole`` (2 cards) with the board cards

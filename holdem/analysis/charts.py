@@ -1,4 +1,5 @@
-"""Preflop range charts of a heads-up blueprint: the action mix of every hand class at one decision.
+"""Range charts of a heads-up blueprint: the action mix of every hand class at one decision, preflop
+or after the flop (with the board).
 
 The command line is :mod:`holdem.cli.charts` (``python -m holdem.cli.charts --checkpoint PATH``).
 
@@ -7,9 +8,14 @@ top left; the diagonal holds the pairs, the upper right triangle (column rank be
 suited hands ``AKs`` and the lower left triangle the offsuit hands ``AKo`` (named high card
 first). Cell (row i, column j) is ``AKs`` for i < j and ``AKo`` for j < i.
 
-Each cell holds exactly what :meth:`Blueprint.query` returns for a representative pair of cards of
-that class. Preflop buckets are the 169 classes (or groups of them), so every representative gives
-the same answer; :func:`range_chart` checks that with a second representative. Outputs: a
+Preflop each cell holds exactly what :meth:`Blueprint.query` returns for a representative pair of
+cards of that class. Preflop buckets are the 169 classes (or groups of them), so every
+representative gives the same answer; :func:`range_chart` checks that with a second
+representative. After the flop the combos of a class fall in different buckets: a cell holds the
+mix of its live combos weighted by how often the player to act holds each at the node
+(:class:`holdem.analysis.ranges.NodeRange`), and a class the player never gets there with (or
+whose combos are all on the board) is out of the range. Every chart also has the player's reach
+per class: the share of the class it plays the line with. Outputs: a
 self-contained HTML page (probabilities as JSON in ``data-probs``), a terminal grid (24-bit
 colour or plain text), a PNG (only if matplotlib is installed) and the difference of two charts.
 """
@@ -20,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from holdem.cards import RANK_CHARS, make_card
+from holdem.cards import RANK_CHARS, format_card, make_card
 from holdem.fileio import atomic_open
 from holdem.games import CARDS, LINES
 
@@ -64,10 +70,14 @@ GRID = tuple(tuple(class_name(r, c) for c in range(13)) for r in range(13))
 # -- charts ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RangeChart:
-    """The action mix of all 169 classes at one preflop decision.
+    """The action mix of all 169 classes at one decision.
 
     ``probs[row, col, a]`` (float64[13, 13, num_actions]) is the probability of ``actions[a]``
-    (abstract labels, tree order) for class ``GRID[row][col]``; ``names`` describe the actions.
+    (abstract labels, tree order) for class ``GRID[row][col]`` (zeros where the class is out of
+    the range); ``names`` describe the actions. ``reach[row, col]`` is the player's own reach
+    with the class (mean over its live combos; NaN where the board holds them all) and
+    ``weights`` the classes' weights in :meth:`overall` (preflop: their numbers of combos;
+    after the flop: how often the player holds each class at the node).
     """
 
     source: str
@@ -76,6 +86,15 @@ class RangeChart:
     actions: tuple
     names: tuple
     probs: np.ndarray
+    reach: np.ndarray = None
+    board: tuple = ()           # card names
+    weights: np.ndarray = None
+
+    def in_range(self):
+        """bool[13, 13]: the classes the player can hold at this node."""
+        if self.weights is None:
+            return np.ones((13, 13), dtype=bool)
+        return self.weights > 0
 
     def mix(self, name):
         """{label: probability} of one class, e.g. ``chart.mix("AKs")``."""
@@ -88,9 +107,12 @@ class RangeChart:
         return self.probs[:, :, mask].sum(axis=2)
 
     def overall(self):
-        """{label: frequency over all 1,326 hole-card pairs} (card removal ignored)."""
-        weights = np.array([[COMBOS[class_kind(n)] for n in row] for row in GRID], dtype=float)
-        totals = (self.probs * weights[:, :, None]).sum(axis=(0, 1)) / weights.sum()
+        """{label: frequency over the range}: preflop over all 1,326 hole-card pairs (card
+        removal ignored), after the flop over the combos weighted as the player holds them."""
+        weights = self.weights
+        if weights is None:
+            weights = np.array([[COMBOS[class_kind(n)] for n in row] for row in GRID], float)
+        totals = (self.probs * weights[:, :, None]).sum(axis=(0, 1)) / max(weights.sum(), 1e-300)
         return dict(zip(self.actions, totals.tolist()))
 
 
@@ -101,13 +123,14 @@ def _cell_of(name):
     raise ChartError(f"unknown hand class {name!r} (e.g. 'AA', 'AKs', 'T9o')")
 
 
-def range_chart(bp, line=(), average=True, check_representatives=True):
-    """The chart of the player to act after the preflop ``line`` (abstract labels, as a list or
-    a string, or an export history: :meth:`Blueprint.line_labels`).
+def range_chart(bp, line=(), average=True, check_representatives=True, board=()):
+    """The chart of the player to act after ``line`` (abstract labels, as a list or a string,
+    or an export history: :meth:`Blueprint.line_labels`) with ``board`` (the cards dealt so
+    far, as text or ints: none preflop).
 
-    With ``check_representatives`` every class is queried with its first and last combination
-    and the two answers must be identical (they are whenever preflop buckets are hand classes).
-    Raises ChartError for a non-NLHE blueprint, a bad line or one that is not a preflop decision.
+    Preflop, with ``check_representatives`` every class is queried with its first and last
+    combination and the two answers must be identical (they are whenever preflop buckets are
+    hand classes). Raises ChartError for a non-NLHE blueprint, a bad line or board.
     """
     if not bp.game.supports(CARDS):
         raise ChartError(f"range charts are for No-Limit Hold'em, not {bp.game.name!r}")
@@ -117,15 +140,19 @@ def range_chart(bp, line=(), average=True, check_representatives=True):
                          "export_strategy for its preflop strategy)")
     try:
         line = tuple(bp.line_labels(line))
-        node = bp.node_of(list(line))
+        node_range = bp.range(list(line), board, average=average)
     except ValueError as exc:
         raise ChartError(str(exc)) from None
-    tree = bp.game.tree
-    if tree.kind[node] != 0 or tree.street[node] != 0:
-        raise ChartError(f"line {' '.join(line) or '(root)'!r} is not a preflop decision")
-    c0, na = int(tree.child_start[node]), int(tree.num_actions[node])
-    actions = tuple(bp.game.rules.labels[c0:c0 + na])
-    probs = np.zeros((13, 13, na))
+    by_class = node_range.by_class()
+    meta = bp.metadata
+    common = dict(source=f"{meta['path']} ({meta['iterations']:,} iterations)", line=line,
+                  player=node_range.player, actions=node_range.actions,
+                  names=node_range.names, reach=by_class["reach"],
+                  board=tuple(map(format_card, node_range.board)))
+    if node_range.street > 0:
+        return RangeChart(probs=np.nan_to_num(by_class["mix"]), weights=by_class["weight"],
+                          **common)
+    probs = np.zeros((13, 13, len(node_range.actions)))
     for r in range(13):
         for c in range(13):
             hands = combos(GRID[r][c])
@@ -133,11 +160,8 @@ def range_chart(bp, line=(), average=True, check_representatives=True):
             if check_representatives and bp.query(list(line), hands[-1], average=average) != mix:
                 raise ChartError(f"{GRID[r][c]}: two representatives get different strategies "
                                  "(preflop buckets are not hand classes)")
-            probs[r, c] = [mix[a] for a in actions]
-    meta = bp.metadata
-    return RangeChart(source=f"{meta['path']} ({meta['iterations']:,} iterations)", line=line,
-                      player=int(tree.player[node]), actions=actions,
-                      names=tuple(bp.action_meanings(line).values()), probs=probs)
+            probs[r, c] = [mix[a] for a in node_range.actions]
+    return RangeChart(probs=probs, **common)
 
 
 def action_colors(actions):
@@ -168,7 +192,8 @@ def _diverging(delta):
 
 def describe(chart):
     seat = "small blind (button)" if chart.player == 0 else "big blind"
-    return f"{seat} after {' '.join(chart.line) or '(first to act)'}"
+    board = f" on {' '.join(chart.board)}" if chart.board else ""
+    return f"{seat} after {' '.join(chart.line) or '(first to act)'}{board}"
 
 
 # -- comparison -----------------------------------------------------------------------------
@@ -186,8 +211,10 @@ class Comparison:
 
 
 def compare(first, second):
-    if first.line != second.line:
-        raise ChartError(f"cannot compare lines {first.line} and {second.line}")
+    if first.line != second.line or first.board != second.board:
+        raise ChartError(f"cannot compare lines {first.line} and {second.line}"
+                         + (f" on boards {first.board} and {second.board}"
+                            if first.board != second.board else ""))
     actions = first.actions + tuple(a for a in second.actions if a not in first.actions)
 
     def aligned(chart):
@@ -211,18 +238,23 @@ def format_terminal(chart, color=True):
     the background is the mix of the action colours (ANSI 24-bit)."""
     colors = action_colors(chart.actions)
     raises = chart.raise_frequency()
+    live = chart.in_range()
     lines = [f"{describe(chart)} -- {chart.source}"]
     for r in range(13):
         cells = []
         for c in range(13):
             p = chart.probs[r, c]
+            if not live[r, c]:
+                cells.append(f"{GRID[r][c]:<3}    .")
+                continue
             top = chart.actions[int(np.argmax(p))][0].upper()
             text = f"{GRID[r][c]:<3} {top}{round(100 * raises[r, c]):3d}"
             cells.append(_ansi(text, _blend([colors[a] for a in chart.actions], p), color))
         lines.append(" ".join(cells))
     legend = "  ".join(_ansi(f" {a} = {n} ", _rgb(colors[a]), color)
                        for a, n in zip(chart.actions, chart.names))
-    lines.append(f"cell: class, most likely action, raise+all-in %   {legend}")
+    out = "; . = out of the range" if not live.all() else ""
+    lines.append(f"cell: class, most likely action, raise+all-in %{out}   {legend}")
     lines.append("all hands: " + "  ".join(f"{n} {100 * p:.1f}%" for n, p in
                                            zip(chart.names, chart.overall().values())))
     return "\n".join(lines)
@@ -263,21 +295,30 @@ def _attr(name, value):
 
 
 def to_html(chart):
-    """A self-contained HTML page. Each cell has ``data-hand`` and ``data-probs`` (the queried
-    probabilities as JSON, exact) and a tooltip; the bar widths are the probabilities."""
+    """A self-contained HTML page. Each cell has ``data-hand``, ``data-probs`` (the queried
+    probabilities as JSON, exact), ``data-reach`` (the player's reach with the class, null where
+    the board holds every combo) and a tooltip; the bar widths are the probabilities; classes
+    out of the range are grey."""
     colors = action_colors(chart.actions)
+    live = chart.in_range()
     rows = []
     for r in range(13):
         cells = []
         for c in range(13):
             name, p = GRID[r][c], chart.probs[r, c]
             probs = dict(zip(chart.actions, p.tolist()))
+            reach = None if chart.reach is None or np.isnan(chart.reach[r, c]) else float(
+                chart.reach[r, c])
             tip = name + "".join(f"\n{n}: {100 * q:.2f}%" for n, q in zip(chart.names, p))
+            if reach is not None:
+                tip += f"\nreach: {100 * reach:.2f}%"
             bars = "".join(f'<i style="width:{100 * q:.4f}%;background:{colors[a]}"></i>'
-                           for a, q in zip(chart.actions, p))
+                           for a, q in zip(chart.actions, p)) if live[r, c] else ""
             cells.append(f"<td {_attr('data-hand', name)} "
-                         f"{_attr('data-probs', json.dumps(probs))} {_attr('title', tip)}>"
-                         f"<div class=\"bar\">{bars}</div><b>{name}</b></td>")
+                         f"{_attr('data-probs', json.dumps(probs))} "
+                         f"{_attr('data-reach', json.dumps(reach))} {_attr('title', tip)}"
+                         + ("" if live[r, c] else ' style="background:#eeeeee"')
+                         + f"><div class=\"bar\">{bars}</div><b>{name}</b></td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     legend = "".join(f'<span class="key" style="background:{colors[a]}"></span>'
                      f"{html.escape(f'{a} = {n}')}" for a, n in zip(chart.actions, chart.names))
@@ -343,6 +384,8 @@ def save_png(chart_or_cmp, path):
                 d = chart_or_cmp.raise_delta[r, c]
                 ax.add_patch(Rectangle((c, y), 1, 1, color=[x / 255 for x in _diverging(d)]))
                 ax.text(c + 0.95, y + 0.08, f"{round(100 * d):+d}", ha="right", fontsize=8)
+            elif not chart.in_range()[r, c]:
+                ax.add_patch(Rectangle((c, y), 1, 1, color="#eeeeee"))
             else:
                 x = float(c)
                 for a, p in zip(chart.actions, chart.probs[r, c]):

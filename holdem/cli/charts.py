@@ -1,7 +1,8 @@
-"""Preflop range chart of a heads-up blueprint, from the command line.
+"""Range chart of a heads-up blueprint at any decision, from the command line.
 
     python -m holdem.cli.charts --checkpoint runs/x                  # SB first to act
     python -m holdem.cli.charts --checkpoint runs/x --line "r2.5b" --html bb.html
+    python -m holdem.cli.charts --checkpoint runs/x --line "r2.5b c" --board "Ah Kd 7c"
     python -m holdem.cli.charts --checkpoint runs/x --compare runs/y  # y minus x
 
 The charts themselves (grid convention, outputs) are in :mod:`holdem.analysis.charts`.
@@ -19,13 +20,19 @@ from holdem.fileio import atomic_open
 
 def build_parser():
     p = ArgumentParser(prog="python -m holdem.cli.charts",
-                       description="Preflop range chart of a heads-up blueprint: the action mix "
-                       "of all 169 hand classes at one decision (terminal grid by default).")
+                       description="Range chart of a heads-up blueprint: the action mix of all "
+                       "169 hand classes at one decision, preflop or with a board (terminal grid "
+                       "by default).")
     p.add_checkpoint()
     p.add_argument("--line", default="", metavar='"LABELS"',
-                   help='abstract preflop actions so far, space-separated labels or an export '
+                   help='abstract actions so far, space-separated labels or an export '
                    'history: "" = small blind first to act (default), "r2.5b" (or "r2.5") = '
-                   'big blind facing the open, "r2.5b r1p" = ...')
+                   'big blind facing the open, "r2.5b c" = big blind first to act on the '
+                   'flop (with --board), ...')
+    p.add_argument("--board", default="", metavar='"CARDS"',
+                   help='the board for a decision after the flop, e.g. "Ah Kd 7c" (3, 4 or 5 '
+                   'cards, as the line\'s street needs); each cell then mixes its combos by '
+                   'how often the player holds them there')
     p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
     p.add_argument("--png", metavar="OUT.png", help="write a PNG (needs matplotlib)")
     p.add_argument("--compare", metavar="PATH2", type=checkpoint_file,
@@ -36,8 +43,9 @@ def build_parser():
     return p
 
 
-COMPILE_SECONDS = 4
-"""CPU seconds that compiling the bucket lookup takes with a cold numba cache."""
+COMPILE_SECONDS = 10
+"""CPU seconds that compiling the bucket lookup and the range kernels takes with a cold numba
+cache."""
 
 
 def main(argv=None):
@@ -49,11 +57,11 @@ def main(argv=None):
     try:
         with compile_notice(COMPILE_SECONDS):
             chart = range_chart(Blueprint.load(args.checkpoint), args.line,
-                                average=not args.current)
+                                average=not args.current, board=args.board)
         result = chart
         if args.compare:
             result = compare(chart, range_chart(Blueprint.load(args.compare), chart.line,
-                                                average=not args.current))
+                                                average=not args.current, board=args.board))
         if args.png:
             pyplot()                                    # fail before writing anything
     except ChartError as exc:

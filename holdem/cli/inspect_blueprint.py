@@ -1,7 +1,8 @@
-"""Summarize a checkpoint, or show the strategy at one decision.
+"""Summarize a checkpoint, show the strategy at one decision, or both players' ranges at a node.
 
     python -m holdem.cli.inspect_blueprint --checkpoint runs/x
     python -m holdem.cli.inspect_blueprint --checkpoint runs/x --spot "r2.5b c | As Kd | 2c 7h 9d"
+    python -m holdem.cli.inspect_blueprint --checkpoint runs/x --range "r2.5b c | 2c 7h 9d"
 
 Spot notation (No-Limit Hold'em, any number of seats): ``LINE | HOLE | BOARD``. LINE is the
 abstract actions so far, every seat's in order of play, separated by spaces (``f``, ``c``,
@@ -14,6 +15,14 @@ It prints who acts (seat number and name), the street, the pot and the amount to
 card bucket (preflop also its hand classes, e.g. ``AKo``), then each action's label, what it
 does here (``c`` is a check or a call of so much, ``r...`` a bet or raise to so much) and its
 probability.
+
+Range notation (heads-up): ``LINE | BOARD``. It prints the probability of the line on that board
+(both players' actions, card removal between their hands included), each player's reach per hand
+class as a 13 x 13 grid (the share of the class it plays the line with: 100 = always, . = every
+combo is on the board), the action mix of the player to act over its range, and each player's
+range as a range string (``AA,KK:0.5,...``: weight = reach; per combo with ``--combos``), which
+other poker tools read. ``--out FILE.csv`` writes one row per live combo: its class, bucket, each
+player's reach and weight, and the action mix.
 """
 
 import sys
@@ -27,9 +36,32 @@ def build_parser():
     p.add_checkpoint()
     p.add_argument("--spot", metavar='"LINE | HOLE | BOARD"',
                    help="a decision (NLHE), e.g. \"r2.5b c | As Kd | 2c 7h 9d\"")
+    p.add_argument("--range", metavar='"LINE | BOARD"', dest="range_",
+                   help="both players' ranges at a node (heads-up NLHE), e.g. "
+                   "\"r2.5b c | 2c 7h 9d\"")
+    p.add_argument("--combos", action="store_true",
+                   help="--range: range strings per combo (AsKh:0.5) instead of per class")
+    p.add_argument("--out", metavar="FILE.csv",
+                   help="--range: write one row per live combo (class, bucket, reach, weight, "
+                   "action mix)")
     p.add_argument("--current", action="store_true",
                    help="show the current (regret-matching) strategy instead of the average")
     return p
+
+
+def parse_range(text):
+    """(line, board cards) of the range notation ``LINE | BOARD``."""
+    from holdem.cards import parse
+    from holdem.config import ConfigError
+
+    parts = [part.strip() for part in text.split("|")]
+    if len(parts) > 2:
+        raise ConfigError(f"--range {text!r}: expected 'LINE | BOARD'")
+    try:
+        board = [int(c) for c in parse(parts[1])] if len(parts) == 2 and parts[1] else []
+    except ValueError as exc:
+        raise ConfigError(f"--range {text!r}: {exc}") from None
+    return parts[0], board
 
 
 def parse_spot(text):
@@ -65,6 +97,22 @@ def main(argv=None):
 
     bp = Blueprint.load(args.checkpoint)
     meta = bp.metadata
+    if args.spot is not None and args.range_ is not None:
+        raise ConfigError("--spot and --range: choose one")
+    if (args.combos or args.out) and args.range_ is None:
+        raise ConfigError("--combos and --out go with --range")
+    if args.range_ is not None:
+        line, board = parse_range(args.range_)
+        try:
+            with compile_notice(COMPILE_SECONDS + RANGE_COMPILE_SECONDS):
+                node = bp.range(line, board, average=not args.current)
+        except ValueError as exc:
+            raise ConfigError(f"--range {args.range_!r}: {exc}") from None
+        print("\n".join(describe_range(node, meta["iterations"], args.current, args.combos)))
+        if args.out:
+            write_range_csv(node, args.out)
+            print(f"wrote {args.out}")
+        return 0
     if args.spot is None:
         print(f"checkpoint: {meta['path']}")
         print(f"game: {meta['game']}")
@@ -86,6 +134,79 @@ def main(argv=None):
         raise ConfigError(f"--spot {args.spot!r}: {exc}") from None
     print("\n".join(describe_spot(spot, meta["iterations"], args.current)))
     return 0
+
+
+RANGE_COMPILE_SECONDS = 6
+"""CPU seconds that compiling the range kernels takes with a cold numba cache."""
+
+SEATS = ("small blind", "big blind")
+
+
+def describe_range(node, iterations, current=False, combos=False):
+    """The lines ``--range`` prints for a :class:`holdem.analysis.ranges.NodeRange`."""
+    import numpy as np
+
+    from holdem.analysis.blueprint import STREETS
+    from holdem.analysis.charts import GRID
+    from holdem.analysis.range_strings import format_range
+    from holdem.cards import format_card
+
+    which = "current (regret matching)" if current else "average"
+    board = " ".join(map(format_card, node.board)) or "no board"
+    lines = [f"range after {' '.join(node.line) or '(the start)'} on {board}: "
+             f"{STREETS[node.street]}, player {node.player} ({SEATS[node.player]}) to act; "
+             f"{which} strategy after {iterations:,} iterations",
+             f"line probability on this board: {node.line_probability:.6g} "
+             f"({node.combos.shape[0]:,} live combos per player)"]
+    for player in (0, 1):
+        by_class = node.by_class(player)
+        share = node.weight[player] / max(node.line_probability, 1e-300)
+        lines.append(f"player {player} ({SEATS[player]}) reach % per class "
+                     f"({(node.reach[player] > 0).sum():,} combos in the range):")
+        for r in range(13):
+            cells = []
+            for c in range(13):
+                reach = by_class["reach"][r, c]
+                cells.append(f"{GRID[r][c]:<3} " + ("  ." if reach != reach
+                                                     else f"{round(100 * reach):3d}"))
+            lines.append("  " + " ".join(cells))
+        top = np.argsort(-share, kind="stable")[:8]
+        names = node.combo_names()
+        lines.append("  likeliest combos: " + ", ".join(
+            f"{names[i]} {100 * share[i]:.2f}%" for i in top if share[i] > 0))
+    acting = node.weight[node.player]
+    total = max(acting.sum(), 1e-300)
+    mix = (acting[:, None] * node.mix).sum(axis=0) / total
+    lines.append(f"player {node.player} over its range: " + ", ".join(
+        f"{label} ({meaning}) {100 * p:.1f}%"
+        for label, meaning, p in zip(node.actions, node.names, mix)))
+    for player in (0, 1):
+        text = format_range(node.range_weights(player, combos=combos), combos=combos)
+        lines.append(f"range string, player {player}: {text or '(empty)'}")
+    return lines
+
+
+def write_range_csv(node, path):
+    """One row per live combo: combo, class, bucket, reach and weight of each player, and the
+    mix of the player to act (one column per action label)."""
+    import csv
+    import io
+
+    from holdem.analysis.charts import GRID
+    from holdem.fileio import atomic_open
+
+    cells = node.class_cells()
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["combo", "class", "bucket", "reach_p0", "reach_p1", "weight_p0",
+                     "weight_p1", *(f"mix_{a}" for a in node.actions)])
+    for i, name in enumerate(node.combo_names()):
+        writer.writerow([name, GRID[cells[i, 0]][cells[i, 1]], int(node.buckets[i]),
+                         *(f"{x:.9g}" for x in (node.reach[0, i], node.reach[1, i],
+                                                node.weight[0, i], node.weight[1, i])),
+                         *(f"{x:.9g}" for x in node.mix[i])])
+    with atomic_open(path, "w", encoding="utf-8") as f:
+        f.write(out.getvalue())
 
 
 def describe_spot(spot, iterations, current=False):
