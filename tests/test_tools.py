@@ -105,9 +105,13 @@ def test_bench_merge_reports_capacity():
     assert got["infosets in the store"] == f"{LEDUC_INFOSETS}"
     assert got["records"] == "6"
     assert got["iterations per record"] == "500 (the flush of 15 workers)"
-    for name in ("delta bytes per iteration", "receive ms/record", "record ms",
+    for name in ("delta bytes per iteration", "receive ms/record",
                  "per-worker rate here (it/s)", "workers served"):
         assert float(got[name].replace(",", "")) > 0, name
+    # A pass's fixed cost and each record's are fitted from two timings and clamped at 0: on a
+    # loaded machine either can come out 0 (record ms did once in CI), never both.
+    fitted = [float(got[name]) for name in ("pass ms", "record ms")]
+    assert min(fitted) >= 0 and sum(fitted) > 0, fitted
     assert re.fullmatch(r"[\d.]+ ms \([\d,]+ iterations\)|saturated",
                         got["flush to merge at 15 workers"])
 
