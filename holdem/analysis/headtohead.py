@@ -2,7 +2,8 @@
 baseline bot, with duplicate deals, reported in mbb/hand (thousandths of a big blind) with a 95%
 CI. Heads-up every deal is played twice with the seats swapped; with 3-6 players the blueprint
 takes one seat, the opponent (bot or second blueprint) every other seat, and every deal is played
-once with the blueprint in each seat."""
+once with the blueprint in each seat. The first hands of a match can be had as they were played
+(:func:`match_log`, :func:`head_to_head_hands`), for hand histories."""
 
 from dataclasses import asdict, dataclass
 
@@ -92,11 +93,34 @@ def head_to_head(blueprint, opponent, hands=100_000, seed=0):
     the two blueprints may use different card abstractions (bucket files) on the same game and
     action abstraction: each then sees its own buckets of every deal, which is how two
     abstractions are compared at equal training."""
-    game = blueprint.game
-    cards_b = None if isinstance(opponent, str) else same_game(game, blueprint.config, opponent)
-    store_b = None if isinstance(opponent, str) else blueprint_store(opponent).arrays
-    return play_match(game, blueprint_store(blueprint).arrays, opponent, store_b, hands, seed,
-                      cards_b=cards_b)
+    store_b, cards_b = _opponent(blueprint, opponent)
+    return play_match(blueprint.game, blueprint_store(blueprint).arrays, opponent, store_b,
+                      hands, seed, cards_b=cards_b)
+
+
+def head_to_head_hands(blueprint, opponent, hands=100, seed=0):
+    """The first ``hands`` hands of :func:`head_to_head`'s match with the same ``seed`` and
+    any number of hands, as :class:`holdem.analysis.hand_history.PlayedHand` records (chips of
+    the blueprint's game)."""
+    from holdem.analysis.hand_history import hands_from_log
+
+    store_b, cards_b = _opponent(blueprint, opponent)
+    log, _ = match_log(blueprint.game, blueprint_store(blueprint).arrays, opponent, store_b,
+                       hands, seed, cards_b=cards_b)
+    path = blueprint.checkpoint.path
+    name_b = (f"{opponent} bot" if isinstance(opponent, str)
+              else f"blueprint {opponent.checkpoint.path}")
+    return hands_from_log(log, blueprint.game.rules.table, f"blueprint {path}", name_b,
+                          event=f"holdem eval_blueprint: {path} vs {name_b}, seed {seed}")
+
+
+def _opponent(blueprint, opponent):
+    """(store_b, cards_b) of :func:`play_match` for a match of ``blueprint`` against
+    ``opponent`` (a Blueprint or a BASELINES name)."""
+    if isinstance(opponent, str):
+        return None, None
+    cards_b = same_game(blueprint.game, blueprint.config, opponent)
+    return blueprint_store(opponent).arrays, cards_b
 
 
 def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tables=None,
@@ -129,9 +153,11 @@ def control_coefficient(samples, correction):
 
 
 def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tables=None,
-                  cards_b=None):
+                  cards_b=None, log=None):
     """A's chips per deal in :func:`play_match`'s match and the control-variate correction of
-    each deal (mean zero), float64[deals] each; the correction is None with 3-6 players."""
+    each deal (mean zero), float64[deals] each; the correction is None with 3-6 players.
+    ``log``: a :data:`holdem.analysis.play_kernels.HandLog` filled with the first hands (it
+    changes nothing else)."""
     game.require(CARDS, "head-to-head play")
     seats = game.num_players
     deals = max(1, (int(hands) + seats - 1) // seats)
@@ -146,9 +172,11 @@ def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, 
     plain = np.zeros(deals, dtype=np.float64)
     k = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
     ws = make_workspace(**game.workspace_shape())
+    if log is None:
+        log = pk.make_hand_log(0, seats, 1)
     if not game.supports(LINES):       # no per-node bot tables: rotate the seats instead
         mpk.play_rotations(game.kernel, game.deal, store_a, store_b, np.int64(kind), k, ws,
-                           state, np.int64(deals), plain)
+                           state, np.int64(deals), plain, log)
         return plain, None
     own = game if cards_b is None else cards_b
     correction = np.zeros(deals, dtype=np.float64)
@@ -156,8 +184,22 @@ def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, 
                       np.int64(kind), bot_tables(game) if tables is None else tables, k, ws,
                       state, np.int64(deals), plain, correction, own.deal.tables,
                       np.int64(-1 if cards_b is None else cards_b.bucket_stride),
-                      np.zeros((2, 4), np.int64))
+                      np.zeros((2, 4), np.int64), log)
     return plain, correction
+
+
+def match_log(game, store_a, opponent, store_b=None, hands=100, seed=0, tables=None,
+              cards_b=None):
+    """The first ``hands`` hands of :func:`play_match`'s match with the same ``seed`` (any
+    length: the deals and decisions of a match do not depend on how many follow), as a filled
+    :data:`holdem.analysis.play_kernels.HandLog`, and A's chips per deal of those deals (the
+    first values :func:`match_samples` returns)."""
+    log = pk.make_hand_log(int(hands), game.num_players, game.max_depth)
+    plain, _ = match_samples(game, store_a, opponent, store_b, hands, seed, tables, cards_b,
+                             log=log)
+    if log.num_actions.max(initial=0) > game.max_depth:
+        raise ValueError(f"a hand took more than the game's {game.max_depth} decisions")
+    return log, plain
 
 
 def _mean_ci(samples, scale):

@@ -6,10 +6,13 @@ blueprint. Deals are *duplicate*: every deal is played once with the blueprint i
 cards stay with the seats), and the mean over those rotations is one sample.
 """
 
+import numpy as np
+
 from holdem import rng
 from holdem._jit import njit
 from holdem.analysis.play_kernels import (POLICY_BLUEPRINT, POLICY_CALL, POLICY_FOLD,
-                                          POLICY_POT, POLICY_RANDOM, sample_average)
+                                          POLICY_POT, POLICY_RANDOM, log_action, log_deal,
+                                          sample_average)
 from holdem.games import deal_kernels
 from holdem.games.nlhe import multiway_kernels as mk
 
@@ -48,11 +51,12 @@ def _bot_action(kind, g, row, akind, ato, na, bucket, num_buckets, state):
 
 
 @njit
-def play_rotations(g, deal, store_a, store_b, kind_b, num_buckets, ws, state, n, out):
+def play_rotations(g, deal, store_a, store_b, kind_b, num_buckets, ws, state, n, out, log):
     """Play ``n`` deals, each once with blueprint A (``store_a``) in every seat and the other
     seats played by B (``store_b`` when ``kind_b`` is POLICY_BLUEPRINT, else a bot).
     ``ws``: a :func:`holdem.solver.kernels.make_workspace` (its level 0 and the deal's arrays
-    are scratch). ``out[i]`` = A's mean chips over deal i's rotations."""
+    are scratch). ``out[i]`` = A's mean chips over deal i's rotations. ``log``: a
+    :data:`holdem.analysis.play_kernels.HandLog` that the first hands are written to."""
     num_players = g.num_players
     row = ws.rows[0]
     akind, ato, sigma = ws.akind[0], ws.ato[0], ws.sigma[0]
@@ -61,6 +65,10 @@ def play_rotations(g, deal, store_a, store_b, kind_b, num_buckets, ws, state, n,
         deal_kernels.deal(deal, state, ws.deck, buckets, strength)
         total = 0.0
         for seat_a in range(num_players):
+            h = i * num_players + seat_a
+            logged = h < log.num_actions.shape[0]
+            if logged:
+                log_deal(log, h, deal.hole, deal.board, seat_a)
             for j in range(mk.WIDTH):
                 row[j] = g.root[j]
             while row[mk.F_KIND] == mk.KIND_DECISION:
@@ -78,6 +86,11 @@ def play_rotations(g, deal, store_a, store_b, kind_b, num_buckets, ws, state, n,
                     a = _bot_action(kind_b, g, row, akind, ato, na, bucket, num_buckets[street],
                                     state)
                 mk.apply_action(g, row, row, akind[a], ato[a], a)
+                if logged:
+                    log_action(log, h, street, p, akind[a], row[mk.F_CONTRIB + p])
             mk.payoffs(g, row, strength, ws.payoff)
             total += ws.payoff[seat_a]
+            if logged:
+                for q in range(num_players):
+                    log.net[h, q] = np.int64(np.rint(ws.payoff[q]))
         out[i] = total / num_players

@@ -19,6 +19,10 @@ Two variance reductions, both unbiased:
   the deal and the line so far the chosen action is drawn from ``sigma``, so the sum has mean
   zero; the caller adds it with the coefficient that minimises the variance
   (:func:`holdem.analysis.headtohead.play_match`). A bot that never mixes adds nothing.
+
+A :data:`HandLog` records the first hands of a match as they were played (cards, decisions,
+chips won), for hand histories (:mod:`holdem.analysis.hand_history`); it only writes, so a match
+plays the same with or without one.
 """
 
 from collections import namedtuple
@@ -194,6 +198,50 @@ def action_correction(m, seat_a, node, chosen, sigma, scratch):
     return expected - chosen_value
 
 
+HandLog = namedtuple("HandLog", ["hole", "board", "actions", "num_actions", "net", "seat_a"])
+"""The first H hands of a match as played (hand ``h`` = deal ``h // seats``, A in seat
+``h % seats``): ``hole`` int64[H, seats, 2] and ``board`` int64[H, 5] the cards dealt,
+``actions`` int64[H, D, 4] the decisions in order as (street, seat, action code, the seat's total
+contribution after it, antes and blinds included), ``num_actions`` int64[H] how many (more than D:
+the rest did not fit), ``net`` int64[H, seats] the chips each seat won, ``seat_a`` int64[H].
+Action codes are :class:`holdem.games.tree.ActionCode`'s (fold, check or call, bet or raise),
+which the multi-way kernels' ``ACT_*`` share. H = 0 records nothing."""
+
+
+def make_hand_log(hands, seats, depth):
+    """An empty :data:`HandLog` for ``hands`` hands of ``seats`` players and up to ``depth``
+    decisions each (``hands`` = 0: no log)."""
+    return HandLog(hole=np.zeros((hands, seats, 2), np.int64),
+                   board=np.zeros((hands, 5), np.int64),
+                   actions=np.zeros((hands, depth, 4), np.int64),
+                   num_actions=np.zeros(hands, np.int64),
+                   net=np.zeros((hands, seats), np.int64), seat_a=np.zeros(hands, np.int64))
+
+
+@njit_inline
+def log_deal(log, h, hole, board, seat_a):
+    """Start hand ``h`` of ``log``: its cards and A's seat."""
+    for p in range(log.hole.shape[1]):
+        log.hole[h, p, 0] = hole[p, 0]
+        log.hole[h, p, 1] = hole[p, 1]
+    for j in range(5):
+        log.board[h, j] = board[j]
+    log.seat_a[h] = seat_a
+    log.num_actions[h] = 0
+
+
+@njit_inline
+def log_action(log, h, street, seat, code, contrib):
+    """Append a decision to hand ``h`` of ``log`` (counted even when it does not fit)."""
+    k = log.num_actions[h]
+    if k < log.actions.shape[1]:
+        log.actions[h, k, 0] = street
+        log.actions[h, k, 1] = seat
+        log.actions[h, k, 2] = code
+        log.actions[h, k, 3] = contrib
+    log.num_actions[h] = k + 1
+
+
 Match = namedtuple("Match", ["tree", "store_a", "store_b", "kind_b", "tables", "num_buckets",
                              "stride", "stride_b", "buckets", "buckets_b", "strength"])
 """One heads-up match's inputs for :func:`strategy_at`: the arguments of :func:`play_duplicate`
@@ -202,13 +250,14 @@ and the deal's buckets and strengths (``buckets_b`` is ``buckets`` when B shares
 
 @njit
 def play_duplicate(tree, deal, stride, store_a, store_b, kind_b, tables, num_buckets, ws,
-                   state, n, out, correction, cards_b, stride_b, buckets_b):
+                   state, n, out, correction, cards_b, stride_b, buckets_b, log):
     """Play ``n`` duplicate deals: player A (a blueprint, ``store_a``) against B (``store_b`` if
     ``kind_b`` is POLICY_BLUEPRINT, else a bot). ``out[i]`` = A's mean chips over the deal's two
     seatings, ``correction[i]`` the mean of their control-variate sums (module docstring). A
     blueprint B with a card abstraction of its own passes it as ``cards_b`` (BucketTables) with
     its key stride ``stride_b``: B's buckets of each deal are then looked up there into
-    ``buckets_b`` (int64[2, 4]). ``stride_b`` = -1: B shares A's buckets."""
+    ``buckets_b`` (int64[2, 4]). ``stride_b`` = -1: B shares A's buckets. ``log``: a
+    :data:`HandLog` that the first hands are written to."""
     cross = stride_b >= 0
     m = Match(tree, store_a, store_b, kind_b, tables, num_buckets, stride,
               stride_b if cross else stride, ws.buckets, buckets_b if cross else ws.buckets,
@@ -222,12 +271,25 @@ def play_duplicate(tree, deal, stride, store_a, store_b, kind_b, tables, num_buc
         cv_sum = 0.0
         deal_key = rng.next_u64(state)
         for seat in range(2):
+            h = 2 * i + seat
+            logged = h < log.num_actions.shape[0]
+            if logged:
+                log_deal(log, h, deal.hole, deal.board, seat)
             node = 0
             while tree.kind[node] == DECISION:
                 strategy_at(m, seat, node, sigma)
                 a = pick_action(sigma, tree.num_actions[node], rng.keyed_uniform(deal_key, node))
                 cv_sum += action_correction(m, seat, node, a, sigma, scratch)
-                node = tree.child_start[node] + a
+                child = tree.child_start[node] + a
+                if logged:
+                    p = tree.player[node]
+                    log_action(log, h, tree.street[node], p, tree.action[child],
+                               np.int64(np.rint(tree.contrib[child, p])))
+                node = child
             total += terminal_utility(tree, node, seat, ws.strength)
+            if logged:
+                for p in range(2):
+                    log.net[h, p] = np.int64(np.rint(terminal_utility(tree, node, p,
+                                                                      ws.strength)))
         out[i] = 0.5 * total
         correction[i] = 0.5 * cv_sum
