@@ -7,13 +7,18 @@ strategy, chips per game) for Kuhn and Leduc, computed by exact best response. F
 No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's winnings:
 ``lbr: X ± Y mbb/hand (95% CI, N hands)``, followed by a note suggesting a hand count when the
 interval is too wide to be useful (:meth:`holdem.analysis.lbr.LbrResult.advice`). The first run
-announces the compilation of its kernels on stderr.
+announces the compilation of its kernels on stderr. With ``--history FILE`` the first
+``--history-hands`` hands of each match (``--vs``, ``--vs-checkpoint``) go to FILE in the Poker
+Hand History format (:mod:`holdem.analysis.hand_history`); the match's numbers do not change.
 """
 
 import sys
 
 from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
 
+
+HISTORY_HANDS = 100
+"""Hands of each match written by ``--history`` without ``--history-hands``."""
 
 COMPILE_SECONDS = {"load": 1, "vs": 17, "lbr": 50}
 """CPU seconds that compiling takes with a cold numba cache (2-core development machine):
@@ -49,6 +54,15 @@ def build_parser():
     p.add_argument("--seed", type=int, default=0, help="seed for deals and action sampling")
     p.add_argument("--threads", type=int, default=1,
                    help="--lbr: threads to play the hands on (default 1)")
+    p.add_argument("--history", metavar="FILE",
+                   help="--vs, --vs-checkpoint: write the first hands of each match (every "
+                        "player's cards, the board, actions, final stacks; chips of the "
+                        "blueprint's game) to FILE in the Poker Hand History format, one table "
+                        "per hand (.phhs); replaces FILE only if it is a hand history holdem "
+                        "wrote")
+    p.add_argument("--history-hands", type=int, metavar="N",
+                   help=f"--history: how many hands of each match (default "
+                        f"{HISTORY_HANDS}, at most the match's)")
     return p
 
 
@@ -67,6 +81,20 @@ def main(argv=None):
                      f"{args.lbr_bucket_samples}")
     if args.lbr_bucket_samples and not args.lbr:
         parser.error("--lbr-bucket-samples needs --lbr")
+    if args.history_hands is not None and not args.history:
+        parser.error("--history-hands needs --history FILE")
+    if args.history_hands is not None and args.history_hands < 1:
+        parser.error(f"--history-hands must be positive, got {args.history_hands}")
+    if args.history and not (args.vs or args.vs_checkpoint):
+        parser.error("--history writes the hands of a match: add --vs BOT or "
+                     "--vs-checkpoint PATH")
+    if args.history:
+        from holdem.analysis.hand_history import check_replaceable
+
+        try:
+            check_replaceable(args.history)
+        except ValueError as exc:
+            parser.error(f"--history: {exc}")
     from holdem.metrics import compile_notice
 
     plays = bool(args.vs or args.vs_checkpoint)
@@ -111,7 +139,7 @@ def _measure(metric, store, seed, where):
 def _play(args):
     from holdem.analysis import evaluation
     from holdem.analysis.blueprint import Blueprint
-    from holdem.analysis.headtohead import blueprint_store
+    from holdem.analysis.headtohead import blueprint_store, head_to_head_hands
     from holdem.config import ConfigError
 
     bp = Blueprint.load(args.checkpoint)
@@ -122,18 +150,24 @@ def _play(args):
     print(f"checkpoint: {bp.checkpoint.path}")
     print(f"iterations: {bp.metadata['iterations']}")
     store = blueprint_store(bp)
-    matches = [(name, lambda name=name: evaluation.make(
+    matches = [(name, name, lambda name=name: evaluation.make(
         "vs_baseline", bp.game, baseline=name, hands=args.hands)) for name in args.vs or []]
     if args.vs_checkpoint:
         opponent = Blueprint.load(args.vs_checkpoint)
-        matches.append((str(opponent.checkpoint.path), lambda: evaluation.make(
+        matches.append((str(opponent.checkpoint.path), opponent, lambda: evaluation.make(
             "vs_blueprint", bp.game, opponent=opponent, config=bp.config, hands=args.hands)))
-    for name, metric in matches:
+    hands = []
+    for name, opponent, metric in matches:
         found = _measure(metric, store, args.seed, f"--vs {name}")
         result = found.detail
         print(f"vs {name}: {result.line()}")
         print(f"vs {name} speed: {result.hands / found.seconds:.0f} hands/s "
               f"({found.seconds:.1f} s)")
+        if args.history:
+            count = min(args.history_hands or HISTORY_HANDS, result.hands)
+            hands += head_to_head_hands(bp, opponent, count, args.seed)
+    if args.history:
+        _write_history(args.history, hands, bp)
     if args.lbr:
         found = _measure(lambda: evaluation.make(
             "lbr", bp.game, hands=args.hands, threads=args.threads,
@@ -147,6 +181,20 @@ def _play(args):
             print(result.advice())
         print(f"lbr speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
     return 0
+
+
+def _write_history(path, hands, bp):
+    from holdem.analysis.hand_history import chips_comment, write
+    from holdem.config import ConfigError
+
+    comment = (f"holdem eval_blueprint --checkpoint {bp.checkpoint.path}:",
+               "the first hands of each match; A is the blueprint, B the opponent, _deal the "
+               "duplicate deal.", *chips_comment(bp.game.rules.table.chips_per_bb))
+    try:
+        write(path, hands, comment)
+    except OSError as exc:
+        raise ConfigError(f"--history: {exc}") from None
+    print(f"history: {len(hands)} hands in {path} (PHH)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Play heads-up No-Limit Hold'em in the terminal against a blueprint.
 
     python -m holdem.cli.play --checkpoint runs/x [--seed S] [--hands N] [--show-probs]
-                              [--stack 100] [--big-blind 100]
+                              [--stack 100] [--big-blind 100] [--history session.phhs]
 
 The real game runs on the exact rules engine (:class:`holdem.games.nlhe.rules.HandState`, integer
 chips, 100 chips = 1 big blind by default). The bot is :class:`holdem.analysis.bot.BlueprintBot`:
@@ -14,7 +14,8 @@ off the tree it checks or calls. Seats alternate: in odd-numbered hands you are 
 Commands: ``f`` fold, ``c`` check or call, ``k`` check, ``b N`` / ``r N`` bet or raise to N chips
 (street total; ``r 7bb`` in big blinds), ``a`` all-in, ``?`` legal actions, ``p`` show or hide the
 bot's probabilities, ``q`` quit. Input is read with ``input()``, so a pipe can drive the game;
-end of input quits cleanly.
+end of input quits cleanly. ``--history FILE`` writes every finished hand to FILE in the Poker
+Hand History format (:mod:`holdem.analysis.hand_history`).
 """
 
 import sys
@@ -106,7 +107,9 @@ class PlaySession:
     ``input``/``print`` by default."""
 
     def __init__(self, bp, *, seed, stack, big_blind, show_probs=False, read=input,
-                 write=print):
+                 write=print, history=None):
+        """``history``: a :class:`holdem.analysis.hand_history.HistoryFile` that every finished
+        hand is added to."""
         from holdem.cards import format_cards
 
         self.bp, self.bb, self.show_probs = bp, big_blind, show_probs
@@ -116,6 +119,7 @@ class PlaySession:
         self.deal_rng = np.random.default_rng(deal_seed)
         self.bot = BlueprintBot(bp, big_blind, np.random.default_rng(bot_seed))
         self.total, self.hands = 0, 0
+        self.history = history
 
     def bb_text(self, chips):
         return f"{chips / self.bb:+g} bb"
@@ -216,7 +220,12 @@ class PlaySession:
         plural = "" if self.hands == 1 else "s"
         self.write(f"Result: you {verb} {abs(won)} chips ({self.bb_text(won)}). Running total: "
                    f"{self.bb_text(self.total)} after {self.hands} hand{plural}")
+        if self.history is not None:
+            from holdem.analysis.hand_history import hand_from_state
 
+            players, seats = ["You", "You"], [1, 1]
+            players[bot], seats[bot] = f"Bot: blueprint {self.bp.metadata['path']}", 2
+            self.history.add(hand_from_state(state, players, seats, self.hands))
 
     def line_text(self, state):
         """The hand's betting line as the bot's tree read it, in the notation ``--spot``,
@@ -245,6 +254,11 @@ def build_parser():
                    help="starting stack of each player every hand, in big blinds (default 100)")
     p.add_argument("--big-blind", type=non_negative_int, default=100,
                    help="big blind in chips (default 100; amounts you type are chips)")
+    p.add_argument("--history", metavar="FILE",
+                   help="write every finished hand (both players' cards, the board, actions, "
+                        "final stacks) to FILE in the Poker Hand History format, one table per "
+                        "hand (.phhs), rewritten after each hand; replaces FILE only if it is a "
+                        "hand history holdem wrote")
     return p
 
 
@@ -271,6 +285,16 @@ def main(argv=None):
     if stack <= args.big_blind:
         raise ConfigError(f"--stack {args.stack:g} is not more than one big blind")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 10**9)
+    history = None
+    if args.history:
+        from holdem.analysis.hand_history import HistoryFile, chips_comment
+
+        try:
+            history = HistoryFile(args.history, (
+                f"holdem play against {bp.metadata['path']}, seed {seed}.",
+                *chips_comment(args.big_blind)))
+        except (ValueError, OSError) as exc:
+            raise ConfigError(f"--history: {exc}") from None
     echo = not sys.stdin.isatty()
 
     def read(prompt):
@@ -288,7 +312,10 @@ def main(argv=None):
         print(f"note: the blueprint was trained with {tree_stack:g} bb stacks, this game uses "
               f"{args.stack:g} bb")
     PlaySession(bp, seed=seed, stack=stack, big_blind=args.big_blind,
-                show_probs=args.show_probs, read=read).play(args.hands)
+                show_probs=args.show_probs, read=read, history=history).play(args.hands)
+    if history is not None:
+        plural = "" if len(history.hands) == 1 else "s"
+        print(f"Hand history: {len(history.hands)} hand{plural} in {history.path} (PHH)")
     return 0
 
 
