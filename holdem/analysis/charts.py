@@ -361,8 +361,8 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise ChartError("PNG output needs matplotlib, which is not installed (pip install "
-                         "matplotlib); --html writes a chart without it") from None
+        raise ChartError("PNG output needs matplotlib, which is not installed (pip install -e "
+                         "'.[charts]', or matplotlib); --html writes a chart without it") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
