@@ -68,6 +68,35 @@ def children(ppid):
     return sorted(out)
 
 
+def proc_table():
+    """{pid: (parent pid, state letter, start time in clock ticks since boot)} of every process
+    visible in ``/proc`` (the start time tells a pid apart from a later process that reuses it)."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        stat = _stat(int(entry))
+        if stat is not None:
+            table[int(entry)] = stat
+    return table
+
+
+def _stat(pid):
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    rest = stat[stat.rindex(")") + 2:].split()
+    return int(rest[1]), rest[0], int(rest[19])
+
+
+def is_alive(pid, start):
+    """Whether process ``pid``, started at ``start`` (:func:`proc_table`'s clock ticks), still
+    runs: neither gone nor a zombie nor another process under the same pid."""
+    stat = _stat(pid)
+    return stat is not None and stat[1] != "Z" and stat[2] == start
+
+
 def pss(pid):
     """(total PSS, PSS of holdem store mappings) of ``pid`` in bytes, or None if it is gone."""
     try:
@@ -122,6 +151,18 @@ def parse_merge(stderr):
 def config_source(config, game):
     """The YAML file of ``--config FILE`` or, without it, of ``--game GAME``."""
     return Path(config) if config else ROOT / "configs" / f"{game}.yaml"
+
+
+def write_config(source, path, seed=0, **train):
+    """Write the YAML ``source`` to ``path`` with the bucket file's path made absolute (so the
+    copy works from any directory) and ``train`` keys (and ``seed``) set; returns the data."""
+    data = yaml.safe_load(Path(source).read_text())
+    if data.get("game", {}).get("buckets"):
+        from holdem.games.nlhe.game import resolve_asset
+        data["game"]["buckets"] = str(resolve_asset(data["game"]["buckets"]).resolve())
+    data.setdefault("train", {}).update(train, seed=seed)
+    Path(path).write_text(yaml.safe_dump(data))
+    return data
 
 
 class Run:
