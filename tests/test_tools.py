@@ -33,7 +33,7 @@ def fields(stdout):
 
 
 @pytest.mark.parametrize("name", ["bench_merge.py", "bench_scaling.py", "bench_backends.py",
-                                  "bench_visits.py", "checkpoint_digest.py"])
+                                  "bench_visits.py", "checkpoint_digest.py", "soak.py"])
 def test_help_shows_example_commands(name):
     proc = run_tool(name, "--help", timeout=60)
     assert f"python tools/{name}" in proc.stdout

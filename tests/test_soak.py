@@ -1,0 +1,57 @@
+"""The CI soak (issue 26): ``tools/soak.py`` on Leduc and on ``hunl_default``, about 30 s each,
+a fault every few seconds with a fixed seed, every fault kind injected in one game or the
+other. The soak's own checks decide (nothing lost, nothing leaked, resumes from the newest
+valid checkpoint, Leduc's exploitability against an unfaulted run); the test asserts its exit
+code and that its summary shows each injected kind recovered. No timing is asserted: every
+wait in the soak has a generous timeout, so load only makes it slower."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ROW_RE = re.compile(r"^([a-z-]+) +(\d+) +(\d+) +(\d+)$", re.M)
+
+SOAKS = {
+    # Faults that restart the main process on the game that starts fastest, with the
+    # exploitability check; worker and load faults on the No-Limit game. The exploitability
+    # limit is wider than the soak's 1.2x: at these few million iterations on a loaded 2-core
+    # machine, 2 workers alone, unfaulted, gave 1.4x the in-process figure (seed 4), and short
+    # soaks gave 1.09x-1.67x (five seeds); 2x still catches a run that lost its training.
+    "leduc": (["--game", "leduc", "--minutes", "0.4", "--faults", "main-kill,disk-full",
+               "--reference", "--max-ratio", "2"], {"main-kill", "disk-full"}),
+    "hunl_default": (["--config", "configs/hunl_default.yaml", "--minutes", "0.5", "--faults",
+                      "worker-kill,worker-stop,slow-disk,cpu-load"],
+                     {"worker-kill", "worker-stop", "slow-disk", "cpu-load"}),
+}
+
+
+def summary_rows(stdout):
+    """{kind: (count, recovered, failures)} of the soak's summary table."""
+    table = stdout.split("\nsummary\n", 1)[1]
+    return {m[1]: tuple(map(int, m.groups()[1:])) for m in ROW_RE.finditer(table)}
+
+
+@pytest.mark.parametrize("game", sorted(SOAKS))
+def test_ci_soak_recovers_from_every_fault(game, tmp_path):
+    args, kinds = SOAKS[game]
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "soak.py"), *args, "--workers",
+                           "2", "--fault-every", "1-3", "--seed", "3", "--snapshot-interval",
+                           "1", "--worker-timeout", "1.5", "--logdir", str(tmp_path / "run")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    report = f"{proc.stdout}\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, report
+    rows = summary_rows(proc.stdout)
+    injected = {kind for kind in rows if kind != "total"}
+    assert injected and injected <= kinds, report
+    for kind in injected:
+        count, recovered, failures = rows[kind]
+        assert count == recovered and failures == 0, report
+    assert "run-exit" not in rows, report
+    assert "leftover files: 0; leftover processes: 0" in proc.stdout, report
+    assert "problems: none" in proc.stdout, report
+    if game == "leduc":
+        assert "unfaulted in-process run" in proc.stdout, report
