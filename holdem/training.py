@@ -20,6 +20,7 @@ In-process with a fixed seed a run is bit-for-bit reproducible, also across a st
 provided the schedules count iterations (the default).
 """
 
+import contextlib
 import math
 import signal
 import time
@@ -72,10 +73,18 @@ class RunResult:
 
 
 class StopFlag:
-    """Turns SIGINT/SIGTERM into a flag the loops check between chunks or batches."""
+    """Turns SIGINT/SIGTERM into a flag the run checks, for the whole of a run: from before it
+    makes its executor (worker processes, shared-memory files) until that is closed, so no
+    signal ends the process before its cleanup has run. While the loop runs (``training``) the
+    first signal stops it with a final checkpoint; before, the run stops at its next step
+    (:meth:`abort_if_signalled`) as Ctrl-C always did: no checkpoint, exit 130. A second signal
+    raises KeyboardInterrupt at once, except during cleanup (:meth:`shielded`), which it must
+    not cut short: there it is only noted."""
 
     def __init__(self):
         self.signal = None
+        self.training = False
+        self._shielded = False
         self._old = {}
 
     def __enter__(self):
@@ -87,10 +96,31 @@ class StopFlag:
         return self
 
     def _handle(self, signum, frame):
+        if self._shielded:
+            self.signal = self.signal or signum
+            return
         if self.signal is not None:     # a second Ctrl-C: stop now
             raise KeyboardInterrupt
         self.signal = signum
-        log(f"received {signal.Signals(signum).name}: writing a final checkpoint, then stopping")
+        name = signal.Signals(signum).name
+        if self.training:
+            log(f"received {name}: writing a final checkpoint, then stopping")
+        else:
+            log(f"received {name} before training started: stopping")
+
+    def abort_if_signalled(self):
+        """Before training starts: raise KeyboardInterrupt if a signal came."""
+        if self.signal is not None:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def shielded(self):
+        """Signals only noted meanwhile (the run's cleanup)."""
+        old, self._shielded = self._shielded, True
+        try:
+            yield
+        finally:
+            self._shielded = old
 
     def __exit__(self, *exc):
         for sig, old in self._old.items():
@@ -123,9 +153,10 @@ def resumed_settings(checkpoint, config):
 class Run:
     """The state of one training run, and its loop (:meth:`train`)."""
 
-    def __init__(self, config, logdir, resume_from=None, progress=True, executor=None,
+    def __init__(self, config, logdir, stop, resume_from=None, progress=True, executor=None,
                  overwrite=False):
         tc = self.tc = config.train
+        self.stop = stop                # the StopFlag of the run's whole lifetime
         if tc.iters is None and tc.time_budget is None:
             raise config_mod.ConfigError(f"{config.source}: the run needs a stopping point: set "
                                          "train.iters (--iters) or train.time_budget "
@@ -148,7 +179,8 @@ class Run:
                                  damaged=[path for path, _ in damaged])
         self.directory = self.lease.directory
         self.resume_path = resume_path
-        self.executor = None
+        self.executor = self.monitor = self.writer = None
+        self.iterations = self.start_iterations = 0
         try:
             self.executor = executor if executor is not None else make_executor(self.game,
                                                                                 config)
@@ -157,11 +189,7 @@ class Run:
             self.iterations, self.elapsed, self.next_batch_id, self.rng_state = 0, 0.0, 0, None
             self._load_store(checkpoint)
         except BaseException:
-            try:
-                if self.executor is not None:
-                    self.executor.close()       # e.g. removes shared-memory files
-            finally:
-                self.lease.release(failed=True)
+            self._close(failed=True)
             raise
         self.view = RunView(store=self.store, game=self.game, config=config, dcfr=self.dcfr,
                             rng_state=self.rng_state, iterations=lambda: self.iterations,
@@ -173,7 +201,6 @@ class Run:
         self.visits = 0
         self._batch_seconds = 0.0           # time spent running batches (in-process clock)
         self._train_start = None
-        self.monitor = self.writer = None
 
     def _load_store(self, checkpoint):
         allocator = self.executor.allocator
@@ -209,66 +236,37 @@ class Run:
 
     # -- the loop --------------------------------------------------------------------------
     def train(self):
-        tc, executor = self.tc, self.executor
+        """Run the loop to its stopping point; the :class:`RunResult`."""
+        tc, executor, stop = self.tc, self.executor, self.stop
         if self._target_reached():
-            try:
-                executor.close()
-            finally:
-                self.lease.release()
+            self._close()
             log(f"nothing to train: {self.resume_path} already holds {self.iterations:,} "
                 f"iterations and the run's total (--iters, train.iters) is {tc.iters:,}; give a "
                 "larger --iters to train on. No checkpoint written.")
             return RunResult.finish(self.iterations, 0, 0.0, self.store.num_infosets,
                                     self.resume_path, 0.0, "done")
-        limit = memory_limit_bytes(self.config)
         path, reason = None, None
         failed = True
         try:
+            stop.abort_if_signalled()
             with compile_notice(COMPILE_SECONDS[executor.in_background], self.progress):
                 compile_seconds = executor.prepare(self.view)
             self.info(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
+            stop.abort_if_signalled()
             self.lease.clear_stale()
             self.monitor = RunMonitor(self.config, self.logdir, self.game, self.progress,
                                       start_iterations=self.start_iterations)
             self.writer = CheckpointWriter(self.directory, tc.keep_checkpoints)
-            with StopFlag() as stop:
-                executor.start(self.view, stop)
-                self._train_start = time.perf_counter()
-                last_snapshot = time.monotonic()
-                while True:
-                    if reason is None:
-                        reason = self._stop_reason(stop, limit)
-                    if reason is None:
-                        self._submit()
-                    elif executor.in_flight() == 0:
-                        break
-                    timeout = 1.0
-                    if tc.time_budget is not None and reason is None:
-                        timeout = max(0.01, min(timeout, tc.time_budget - self.train_seconds()))
-                    for result in executor.results(timeout):
-                        self._account(result)
-                    self._discount()
-                    self._tick()
-                    if time.monotonic() - last_snapshot >= tc.snapshot_interval:
-                        self._checkpoint(background=True)
-                        last_snapshot = time.monotonic()
-                train_seconds = self.train_seconds()
-                self._tick(force=True)
-                path = self._checkpoint(background=False)
+            stop.training = True
+            executor.start(self.view, stop)
+            self._train_start = time.perf_counter()
+            reason = self._loop()
+            train_seconds = self.train_seconds()
+            self._tick(force=True)
+            path = self._checkpoint(background=False)
             failed = False
         finally:
-            try:
-                executor.close()
-            finally:
-                try:
-                    if self.writer is not None:
-                        self.writer.wait()
-                    if self.monitor is not None:
-                        self.monitor.close()
-                finally:
-                    wrote = self.writer is not None and self.writer.last_path is not None
-                    self.lease.release(failed=failed and not wrote,
-                                       ran=self.iterations > self.start_iterations)
+            self._close(failed)
         ran = self.iterations - self.start_iterations
         if train_seconds > 0 and ran:
             self.info(f"decision-node visits: {self.visits / train_seconds:,.0f}/s "
@@ -279,6 +277,52 @@ class Run:
             self.info(line)
         return RunResult.finish(self.iterations, ran, train_seconds, self.store.num_infosets,
                                 path, compile_seconds, reason)
+
+    def _loop(self):
+        """Hand out batches and merge their results until a stopping point and nothing is in
+        flight; returns the stop reason."""
+        tc, executor = self.tc, self.executor
+        limit = memory_limit_bytes(self.config)
+        reason = None
+        last_snapshot = time.monotonic()
+        while True:
+            if reason is None:
+                reason = self._stop_reason(self.stop, limit)
+            if reason is None:
+                self._submit()
+            elif executor.in_flight() == 0:
+                return reason
+            timeout = 1.0
+            if tc.time_budget is not None and reason is None:
+                timeout = max(0.01, min(timeout, tc.time_budget - self.train_seconds()))
+            for result in executor.results(timeout):
+                self._account(result)
+            self._discount()
+            self._tick()
+            if time.monotonic() - last_snapshot >= tc.snapshot_interval:
+                self._checkpoint(background=True)
+                last_snapshot = time.monotonic()
+
+    def _close(self, failed=False):
+        """Shut the run down, every step whatever the ones before raised: the executor first
+        (its workers and shared-memory files), where no signal can cut it short, then the
+        background checkpoint write, the monitor and the logdir (``failed``: the run ends
+        without a checkpoint of its own, unless the background writer wrote one)."""
+        try:
+            if self.executor is not None:
+                with self.stop.shielded():
+                    self.executor.close()
+        finally:
+            try:
+                if self.writer is not None:
+                    self.writer.wait()
+                if self.monitor is not None:
+                    self.monitor.close()
+            finally:
+                wrote = self.writer is not None and self.writer.last_path is not None
+                with self.stop.shielded():
+                    self.lease.release(failed=failed and not wrote,
+                                       ran=self.iterations > self.start_iterations)
 
     def _target_reached(self):
         """Whether this run resumes its own newest checkpoint at or past its iteration total
@@ -371,4 +415,5 @@ def train(config, logdir, resume_from=None, progress=True, executor=None, overwr
     ``logdir`` must hold no other run: a logdir with checkpoints is only continued
     (``resume_from`` its newest checkpoint) or, with ``overwrite``, replaced.
     """
-    return Run(config, logdir, resume_from, progress, executor, overwrite).train()
+    with StopFlag() as stop:
+        return Run(config, logdir, stop, resume_from, progress, executor, overwrite).train()

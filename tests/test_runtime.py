@@ -76,18 +76,20 @@ def _alive(pid, starttime):
 
 
 class Run:
-    """One ``train_blueprint`` subprocess; stdout and stderr go to files (no pipe deadlock)."""
+    """One ``train_blueprint`` subprocess (or ``command``: another program taking its
+    arguments); stdout and stderr go to files (no pipe deadlock)."""
 
-    def __init__(self, directory, args):
+    def __init__(self, directory, args, command=None, env=None):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.out_path = self.directory / "stdout.txt"
         self.err_path = self.directory / "stderr.txt"
+        command = command or [sys.executable, "-m", "holdem.cli.train_blueprint"]
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "holdem.cli.train_blueprint", *map(str, args)],
+                [*map(str, command), *map(str, args)],
                 stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=ROOT,
-                start_new_session=True)
+                start_new_session=True, env=None if env is None else {**os.environ, **env})
         self.pid = self.proc.pid
         self.cmdline = None
         # spawned workers and the resource tracker run a new command line; a child still
@@ -168,11 +170,12 @@ class Run:
 
 @pytest.fixture
 def launch(tmp_path):
-    """``launch(name, *args)`` starts a run in ``tmp_path/name``; all are cleaned up after."""
+    """``launch(name, *args, command=None, env=None)`` starts a run in ``tmp_path/name`` (see
+    :class:`Run`); all are cleaned up after."""
     runs = []
 
-    def start(name, *args):
-        run = Run(tmp_path / name, args)
+    def start(name, *args, command=None, env=None):
+        run = Run(tmp_path / name, args, command, env)
         runs.append(run)
         return run
 

@@ -21,11 +21,14 @@ import os
 import time
 from multiprocessing.connection import wait as mp_wait
 
+from holdem.metrics import log
 from holdem.runtime import frames, protocol
 from holdem.runtime.worker import worker_main
 
 
 MAX_FRAMES = 64                 # frames read from one worker in one wait (the others' turn)
+KILL_WAIT = 30.0                # seconds to wait for a killed worker to end
+EXIT_WAIT = 1.0                 # seconds to wait for the exit status of a worker that ended
 
 
 class WorkerDied(Exception):
@@ -100,6 +103,10 @@ class ProcessPool:
             except (EOFError, OSError):
                 pass
             seen.add(i)
+            # Its sentinel fires as it closes its files, a moment before its exit status can be
+            # read: wait for that, so that the reason names the status (the restart budget's
+            # message quotes the last reason).
+            self.procs[i].join(EXIT_WAIT)
             code = self.procs[i].exitcode
             events.append((i, WorkerDied(f"worker {i} (pid {self.procs[i].pid}) exited"
                                          + (f" with code {code}" if code is not None else ""))))
@@ -113,17 +120,24 @@ class ProcessPool:
             self.rings.reset(i)
         self._spawn(i)
 
-    def _terminate(self, i, timeout=2.0):
+    def _terminate(self, i):
         proc, conn = self.procs[i], self.conns[i]
         if conn is not None:
             conn.close()
         if proc is not None:
             if proc.is_alive():
                 proc.kill()
-            proc.join(timeout)
+            # Reaped before going on: a killed process is gone in milliseconds, but on a busy
+            # machine it may take seconds to be scheduled and tear down its memory.
+            proc.join(KILL_WAIT)
+            if proc.is_alive():
+                log(f"warning: worker {i} (pid {proc.pid}) did not end within {KILL_WAIT:.0f} s "
+                    "of SIGKILL")
 
     def close(self, timeout=5.0):
-        """Ask every worker to stop, wait, then kill what is left. Leaves no process behind."""
+        """Ask every worker to stop, wait, then kill what is left and reap every one. Leaves no
+        process behind: nor the resource tracker multiprocessing started for them
+        (:func:`stop_resource_tracker`)."""
         stop = protocol.encode_stop()
         for conn in self.conns:
             try:
@@ -137,3 +151,23 @@ class ProcessPool:
                 proc.join(max(0.0, deadline - time.monotonic()))
         for i in range(self.num_workers):
             self._terminate(i)
+        stop_resource_tracker()
+
+
+def stop_resource_tracker():
+    """Stop the resource tracker that multiprocessing starts with the first spawned process,
+    once this process has no child left: it would otherwise outlive this process by as long
+    as it takes to notice (seconds on a busy machine). Multiprocessing starts a new one when
+    needed. (``_stop`` is private; where it is missing the tracker ends on its own.)"""
+    if mp.active_children():
+        return                          # another pool's workers still hold its pipe
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    stop = getattr(tracker, "_stop", None)
+    if stop is None or getattr(tracker, "_pid", None) is None:
+        return
+    try:
+        stop()
+    except (OSError, RuntimeError):     # already gone
+        pass

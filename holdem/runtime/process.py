@@ -19,11 +19,13 @@ workers' unflushed iterations, about (W - 1) x flush / 2, plus the flush-to-merg
 row a flush alone touched waits in its worker until the row's next touch or the batch's end
 (:class:`holdem.store.delta.ColdRows`). A worker that dies or sends a malformed delta is
 replaced, and what was not merged of its batches is re-issued (what it held of the merged
-part is lost: at most one flush's updates per row). When the main
-process dies, workers see their parent change within a second and exit; the next run removes its
-shared-memory files. ``pool`` is the seam to where workers run (:mod:`holdem.runtime.pool`).
+part is lost: at most one flush's updates per row). When the main process dies, the kernel
+kills its workers (:func:`holdem.runtime.worker.die_with_parent`); the next run removes its
+shared-memory files.
+``pool`` is the seam to where workers run (:mod:`holdem.runtime.pool`).
 """
 
+import contextlib
 import time
 
 from holdem.metrics import format_bytes, log
@@ -456,11 +458,12 @@ class ProcessExecutor:
                 {"next_batch": int(view.next_batch_id())}, {"num_workers": self.num_workers})
 
     def close(self):
-        try:
-            if self.pool is not None:
-                self.pool.close()
-        finally:
-            self.merger.close()
+        """Stop the workers, then remove the run's shared memory: each step runs whatever the
+        ones before raised, the allocator's (every file of the run) last."""
+        with contextlib.ExitStack() as steps:        # run in the reverse order of these lines
+            steps.callback(self.allocator.close)
             if self.rings is not None:
-                self.rings.close()
-            self.allocator.close()
+                steps.callback(self.rings.close)
+            steps.callback(self.merger.close)
+            if self.pool is not None:
+                steps.callback(self.pool.close)

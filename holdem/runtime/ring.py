@@ -58,11 +58,10 @@ class Rings:
 
     def __init__(self, num_rings, ring_bytes=DEFAULT_BYTES, allocator=None):
         self.ring_bytes = int(ring_bytes)
-        location = (allocator or shm.SharedAllocator()).location
-        path = shm.ring_path(**location)
-        self.segment = shm.Segment(shm.layout_descriptor(path, _specs(num_rings,
-                                                                      self.ring_bytes)),
-                                   create=True)
+        # The allocator of the run's store owns the file too: it removes it on every way out.
+        self.allocator = allocator or shm.SharedAllocator()
+        self.segment = self.allocator.create(shm.ring_path(**self.allocator.location),
+                                             _specs(num_rings, self.ring_bytes))
         self.descriptor = self.segment.descriptor
         # The whole segment as one buffer (the record kernels index records in it), and each
         # ring's data offset in it.
@@ -89,7 +88,7 @@ class Rings:
     def close(self):
         self._read = []
         self.buffer = None
-        self.segment.unlink()
+        self.allocator.unlink(self.segment.path)
         self.segment.close()
 
 

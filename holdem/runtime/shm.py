@@ -6,8 +6,13 @@ aligned) and is the only writer. Workers map the same file read-only, so N worke
 plus per-worker constants, with no copy per batch. When the store grows the main process writes a
 new generation and deletes the old file once every worker has moved to the new one.
 
-Files are plain memory (no pickles, no code). If the main process is killed, its files stay until
-:func:`clean_stale` finds them on the next run (their pid is no longer alive) and removes them.
+Files are plain memory (no pickles, no code). A :class:`SharedAllocator` knows each of its files
+by name *before* it exists and forgets it only once it is unlinked, so :meth:`SharedAllocator.close`
+removes every one whatever interrupted what (a signal's exception in the middle of creating a
+generation, of releasing one, or of closing), and a finalizer does the same at interpreter exit
+if nothing closed it. Only a process that dies without running Python's exit (SIGKILL) leaves
+files; :func:`clean_stale` removes them on the next run: their pid no longer runs, is a zombie,
+or is now another process (one started after the file was last changed).
 """
 
 import mmap
@@ -15,6 +20,7 @@ import os
 import re
 import tempfile
 import uuid
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +88,10 @@ class Segment:
                 self._mmap = mmap.mmap(fd, size)
             else:
                 self._mmap = mmap.mmap(fd, size, prot=mmap.PROT_READ)
+        except BaseException:
+            if create:                       # O_EXCL: the file is this call's own
+                self.unlink()
+            raise
         finally:
             os.close(fd)
         self.arrays = _views(self._mmap, descriptor, readonly=not writable)
@@ -95,32 +105,69 @@ class Segment:
             pass
 
     def unlink(self):
+        self.unlink_path(self.path)
+
+    @staticmethod
+    def unlink_path(path):
         try:
-            self.path.unlink()
+            path.unlink()
         except FileNotFoundError:
             pass
 
 
+def _unlink_owned(paths, owner):
+    """Unlink every file in ``paths`` (a set, emptied as it goes), in process ``owner`` only (a
+    forked child that exits through Python must not remove its parent's files)."""
+    if os.getpid() != owner:
+        return
+    for path in sorted(paths):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue                    # kept: a later close or the exit finalizer tries again
+        paths.discard(path)
+
+
 class SharedAllocator:
     """A :class:`holdem.store.store.RegretStore` allocator placing each generation in a new
-    :class:`Segment`. Old generations stay mapped until :meth:`release_before` drops them."""
+    :class:`Segment`. Old generations stay mapped until :meth:`release_before` drops them.
+
+    Every file it creates (generations, and what :meth:`create` makes for others: the delta
+    rings) is named in :attr:`owned` before it exists and until it is unlinked; :meth:`close`
+    and, at interpreter exit, a finalizer unlink what is left. A closed allocator makes no new
+    generation (a store growing after shutdown would leave a file nobody removes)."""
 
     def __init__(self, directory=None, first_generation=0):
         self.directory = Path(directory) if directory else shm_dir()
         self.run_id = uuid.uuid4().hex[:12]
         self.generation = int(first_generation) - 1
         self.segments = {}          # generation -> Segment
+        self.owned = set()          # paths of files made and not yet unlinked
+        self.closed = False
+        self._finalizer = weakref.finalize(self, _unlink_owned, self.owned, os.getpid())
 
     @property
     def location(self):
         """Where this allocator's files are (what :func:`relocate` takes): plain data."""
         return {"directory": str(self.directory), "pid": os.getpid(), "run_id": self.run_id}
 
+    def create(self, path, specs):
+        """A new :class:`Segment` at ``path`` holding arrays ``specs``, owned by this allocator
+        (named in :attr:`owned` before the file exists)."""
+        if self.closed:
+            raise RuntimeError(f"shared memory of run {self.run_id} is closed: not creating "
+                               f"{Path(path).name}")
+        path = Path(path)
+        self.owned.add(path)
+        return Segment(layout_descriptor(path, specs), create=True)
+
     def __call__(self, specs):
-        self.generation += 1
-        path = segment_path(self.generation, **self.location)
-        segment = Segment(layout_descriptor(path, specs), create=True)
-        self.segments[self.generation] = segment
+        generation = self.generation + 1
+        segment = self.create(segment_path(generation, **self.location), specs)
+        self.segments[generation] = segment
+        self.generation = generation
         return segment.arrays
 
     @property
@@ -128,20 +175,28 @@ class SharedAllocator:
         """(generation, descriptor) of the newest segment."""
         return self.generation, self.segments[self.generation].descriptor
 
+    def unlink(self, path):
+        """Unlink a file this allocator made (it is forgotten only once it is gone)."""
+        path = Path(path)
+        Segment.unlink_path(path)
+        self.owned.discard(path)
+
     def release_before(self, generation):
         """Unlink and unmap every generation older than ``generation``."""
-        for g in [g for g in self.segments if g < generation]:
-            seg = self.segments.pop(g)
-            seg.unlink()
+        for g in sorted(g for g in self.segments if g < generation):
+            seg = self.segments[g]
+            self.unlink(seg.path)
+            del self.segments[g]
             seg.close()
 
     def close(self):
-        """Unlink every segment (their memory is freed once nobody maps them)."""
-        for seg in self.segments.values():
-            seg.unlink()
-        for seg in self.segments.values():
+        """Unlink every file it made (their memory is freed once nobody maps them) and unmap
+        its segments. Safe to call again, e.g. after an exception interrupted it."""
+        self.closed = True
+        _unlink_owned(self.owned, os.getpid())
+        while self.segments:
+            _, seg = self.segments.popitem()
             seg.close()
-        self.segments.clear()
 
 
 def segment_path(generation, directory, pid, run_id):
@@ -164,18 +219,39 @@ def relocate(descriptor, directory, pid, run_id):
     return {**descriptor, "path": str(segment_path(int(m.group(3)), directory, pid, run_id))}
 
 
-def _pid_alive(pid):
+def _process_start(pid):
+    """(state, start time in seconds since the epoch) of process ``pid`` from /proc, or None
+    where there is no /proc (or the process just ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()      # from field 3 (the name may hold spaces)
+    return fields[0], boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def _owner_alive(pid, changed):
+    """Whether the process that made a file last changed at ``changed`` (epoch seconds) still
+    runs as ``pid``: a zombie (killed, not yet reaped) does not, nor a process started after the
+    change (the pid was reused: /proc's boot time has a resolution of a second)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
+        pass
+    found = _process_start(pid)
+    if found is None:
         return True
-    return True
+    state, started = found
+    return state not in ("Z", "X") and started <= changed + 2.0
 
 
 def clean_stale(directory=None):
-    """Remove segments left by holdem processes that no longer exist. Returns their paths."""
+    """Remove segments left by holdem processes that no longer run (see :func:`_owner_alive`).
+    Returns their paths."""
     directory = Path(directory) if directory else shm_dir()
     removed = []
     try:
@@ -184,7 +260,13 @@ def clean_stale(directory=None):
         return removed
     for entry in entries:
         m = _NAME_RE.match(entry.name)
-        if m and not _pid_alive(int(m.group(1))):
+        if not m:
+            continue
+        try:
+            changed = entry.stat().st_ctime
+        except OSError:
+            continue                    # removed meanwhile
+        if not _owner_alive(int(m.group(1)), changed):
             try:
                 entry.unlink()
                 removed.append(entry)

@@ -1,13 +1,16 @@
 """The worker process: runs batches of iterations against the shared store, returns deltas.
 
-A worker is started once per run. It builds the game, maps the main process's store read-only,
-compiles (or loads) the kernels, then loops: block on its pipe for a request (a 1-second timeout
-lets it notice a dead parent), run the batch's iterations in flushes (reading the shared store
-and writing a private delta buffer), and after each flush send its delta and clear the buffer.
+A worker is started once per run. It asks the kernel to kill it when the main process ends
+(:func:`die_with_parent`), builds the game, maps the main process's store read-only, compiles
+(or loads) the kernels, then loops: block on its pipe for a request (a 1-second timeout lets it
+notice a dead parent where the kernel does not), run the batch's iterations in flushes (reading
+the shared store and writing a private delta buffer), and after each flush send its delta and
+clear the buffer.
 Its per-flush cost is independent of how long training has run: the buffer only ever holds what
 the flush touched.
 """
 
+import ctypes
 import os
 import signal
 import time
@@ -25,6 +28,7 @@ from holdem.store.delta import ColdRows, DeltaSplitter
 from holdem.store.store import RegretStore, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0
+_PR_SET_PDEATHSIG = 1                   # prctl option (linux/prctl.h)
 # How far behind the shared store a worker reads: about (W - 1) x flush / 2 iterations of the
 # other workers' updates it cannot see yet. A flush of LAG_ITERATIONS / (W - 1) iterations keeps
 # that the same at every worker count (measured with tools/bench_convergence.py; README,
@@ -248,12 +252,28 @@ class BatchServer:
             self.segment = None
 
 
+def die_with_parent(parent_pid):
+    """Have the kernel kill this process with SIGKILL the moment its parent ends (Linux's
+    PR_SET_PDEATHSIG; elsewhere a no-op: the worker loop's polls notice within a second or a
+    flush). Returns False if the parent ``parent_pid`` is gone already."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    return os.getppid() == parent_pid
+
+
 def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
     """Entry point of a worker process (must be importable for the spawn start method);
     ``ring``: the delta rings' segment (its records go to ring ``worker_index``), or None."""
     # Ctrl-C in a terminal reaches the whole process group: the main process decides what
     # happens (final checkpoint, then a stop message), so workers ignore it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A main process that is killed runs no cleanup: without this, a worker would go on
+    # starting up (seconds of kernel loading under load) or finish its flush first.
+    if not die_with_parent(parent_pid):
+        return
     config = config_mod.from_dict(config_dict, source="worker config")
     server = BatchServer(config, worker_index)     # num_workers resolved by the executor
     writer = RingWriter(ring, worker_index) if ring is not None else None
