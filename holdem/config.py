@@ -104,6 +104,8 @@ class TrainConfig:
     backend: str = "process"
     ray_address: typing.Optional[str] = None
     worker_timeout: float = 10.0
+    worker_restarts: int = 5
+    worker_restart_window: float = 60.0
     max_memory_gb: typing.Optional[float] = None
 
 
@@ -134,7 +136,8 @@ _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
              ("solver", "discount_interval"), ("solver", "dcfr_interval"), ("train", "snapshot_interval"),
              ("train", "progress_interval"), ("train", "keep_checkpoints"),
              ("train", "log_interval"), ("train", "eval_interval"), ("train", "utility_window"),
-             ("train", "worker_timeout"), ("train", "max_memory_gb"),
+             ("train", "worker_timeout"), ("train", "worker_restarts"),
+             ("train", "worker_restart_window"), ("train", "max_memory_gb"),
              ("train", "eval_baseline_interval"), ("train", "eval_hands")}
 _NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
@@ -213,7 +216,12 @@ _APPLIES = {
 # switch on: checked on the final config (check_effective).
 _TENSORBOARD_KEYS = ("log_interval", "utility_window")
 WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "own_delta_weight",
-               "start_method", "backend", "ray_address", "worker_timeout")
+               "start_method", "backend", "ray_address", "worker_timeout", "worker_restarts",
+               "worker_restart_window")
+# Keys a checkpoint stores only when they differ from their default: added after runs had
+# stored their configs, they leave the header of a run that does not set them as it was (an
+# in-process checkpoint stays bit-for-bit the same: tools/checkpoint_digest.py).
+_STORED_WHEN_SET = {("train", "worker_restarts"), ("train", "worker_restart_window")}
 
 
 def _reason_unused(config, section, name):
@@ -462,8 +470,10 @@ def to_dict(config):
     for this config's game and variants (a Leduc config has no ``stack`` and no ``actions``)."""
     out = {}
     for section in _SECTIONS:
+        defaults = _defaults(section)
         values = {k: _plain(v) for k, v in dataclasses.asdict(getattr(config, section)).items()
-                  if _reason_unused(config, section, k) is None}
+                  if _reason_unused(config, section, k) is None
+                  and not ((section, k) in _STORED_WHEN_SET and v == defaults[k])}
         if values:
             out[section] = values
     return out

@@ -9,7 +9,8 @@ resume, with an *executor* passed in that runs the iterations.
    (``num_workers: 1``) or :class:`holdem.runtime.process.ProcessExecutor` (persistent worker
    processes), as :func:`holdem.runtime.backends.make_executor` chooses -- until ``iters`` (the
    run's total) or ``time_budget`` (seconds of training in this invocation, start-up excluded)
-   is reached, or SIGINT/SIGTERM arrives;
+   is reached, SIGINT/SIGTERM arrives, or a worker fails beyond its restart budget
+   (``train.worker_restarts``; :class:`WorkerFailure`, raised after the final checkpoint);
 3. applies the DCFR sweeps the executor leaves to it, checkpoints every ``snapshot_interval``
    seconds and once at the end (in the background: :mod:`holdem.checkpoint_writer`), keeping the
    newest K (a logdir holds one run: :class:`holdem.logdir.LogdirLease`);
@@ -37,6 +38,7 @@ from holdem.metrics import compile_notice, format_bytes, log
 from holdem.monitor import RunMonitor
 from holdem.runtime.backends import make_executor
 from holdem.runtime.executor import Batch, RunView
+from holdem.runtime.pool import WorkerFailure
 from holdem.solver.solver import DcfrSchedule
 from holdem.store.store import RegretStore
 
@@ -236,7 +238,9 @@ class Run:
 
     # -- the loop --------------------------------------------------------------------------
     def train(self):
-        """Run the loop to its stopping point; the :class:`RunResult`."""
+        """Run the loop to its stopping point; the :class:`RunResult`. Raises
+        :class:`WorkerFailure` (its ``checkpoint``: the final one) when workers fail beyond
+        the restart budget, after checkpointing what was merged and shutting down."""
         tc, executor, stop = self.tc, self.executor, self.stop
         if self._target_reached():
             self._close()
@@ -245,7 +249,7 @@ class Run:
                 "larger --iters to train on. No checkpoint written.")
             return RunResult.finish(self.iterations, 0, 0.0, self.store.num_infosets,
                                     self.resume_path, 0.0, "done")
-        path, reason = None, None
+        path, reason, failure = None, None, None
         failed = True
         try:
             stop.abort_if_signalled()
@@ -258,15 +262,25 @@ class Run:
                                       start_iterations=self.start_iterations)
             self.writer = CheckpointWriter(self.directory, tc.keep_checkpoints)
             stop.training = True
-            executor.start(self.view, stop)
-            self._train_start = time.perf_counter()
-            reason = self._loop()
+            try:
+                executor.start(self.view, stop)
+                self._train_start = time.perf_counter()
+                reason = self._loop()
+            except WorkerFailure as exc:
+                failure, reason = exc, "worker_failure"
+                log(f"stopping: {exc}")
             train_seconds = self.train_seconds()
             self._tick(force=True)
-            path = self._checkpoint(background=False)
-            failed = False
+            if failure is None or self.iterations > self.start_iterations:
+                path = self._checkpoint(background=False)
+            failed = failure is not None
         finally:
             self._close(failed)
+        if failure is not None:
+            failure.checkpoint = path
+            if path is not None:
+                log(f"final checkpoint of the {self.iterations:,} iterations merged: {path}")
+            raise failure.with_traceback(None)     # where it was raised is no news
         ran = self.iterations - self.start_iterations
         if train_seconds > 0 and ran:
             self.info(f"decision-node visits: {self.visits / train_seconds:,.0f}/s "

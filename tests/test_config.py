@@ -107,6 +107,11 @@ def test_unknown_key_names_file_and_key(tmp_path):
     ("train", "snapshot_interval", float("inf")),
     ("game", "num_players", 7),
     ("game", "num_players", 1),
+    ("train", "worker_restarts", 0),
+    ("train", "worker_restarts", 2.5),
+    ("train", "worker_restart_window", 0),
+    ("train", "worker_restart_window", -60),
+    ("train", "worker_restart_window", "1m"),
 ])
 def test_bad_value_names_file_and_key(tmp_path, section, key, value):
     data = {"game": {"name": "leduc"}}
@@ -321,3 +326,24 @@ def test_ray_keys_need_the_ray_backend_and_workers():
     with pytest.raises(config.ConfigError, match="'dask' is not one of process, ray"):
         with_train(backend="dask")
     config.check_effective(with_train(num_workers=2, backend="ray", ray_address="auto"))
+
+
+def test_restart_budget_keys_are_worker_keys_stored_only_when_set(tmp_path):
+    """The restart budget applies where workers run, so in-process it is rejected like the other
+    worker keys; a checkpoint stores it only when set, so runs that leave it at its default
+    write the header they wrote before it existed."""
+    leduc = config.default_for_game("leduc")
+    assert {"worker_restarts", "worker_restart_window"} <= set(config.WORKER_KEYS)
+    assert (leduc.train.worker_restarts, leduc.train.worker_restart_window) == (5, 60.0)
+    assert not {"worker_restarts", "worker_restart_window"} & set(config.to_dict(leduc)["train"])
+    path = write(tmp_path, "game: {name: leduc}\ntrain: {worker_restarts: 2, "
+                 "worker_restart_window: 30}\n")
+    loaded = config.load(path)
+    with pytest.raises(ConfigError, match=f"^{path}: train.worker_restarts: takes effect only "
+                                          "with worker processes"):
+        config.check_effective(loaded)
+    workers = config.with_overrides(loaded, train={"num_workers": 2})
+    config.check_effective(workers)
+    stored = config.to_dict(workers)["train"]
+    assert (stored["worker_restarts"], stored["worker_restart_window"]) == (2, 30.0)
+    assert config.from_stored(config.to_dict(workers), source="checkpoint") == workers

@@ -1,6 +1,7 @@
 """Faults a long run meets, alone and together (issue 26): signals at any moment, workers that
 die or never start, a killed main process, a busy machine. After each: no shared-memory file of
-the run is left and no process of it outlives its main process.
+the run is left, no process of it outlives its main process, and a worker that keeps failing
+stops the run within its restart budget, with a checkpoint of what was merged.
 
 Runs are subprocesses (``tests/test_runtime.py``'s :class:`Run`) with their shared-memory files
 in a directory of their own (``HOLDEM_SHM_DIR``), so other runs on the machine do not count.
@@ -24,6 +25,7 @@ import numpy as np
 import pytest
 
 from holdem.runtime import shm
+from holdem.runtime.pool import RestartBudget, WorkerFailure
 from holdem.store.store import RegretStore
 from test_runtime import ROOT, launch, leduc_config, restarts  # noqa: F401 (launch: a fixture)
 
@@ -133,6 +135,27 @@ def test_clean_stale_removes_the_files_of_a_zombie_and_of_a_reused_pid(tmp_path,
     assert shm.clean_stale(tmp_path) == [mine]
 
 
+# -- the restart budget -------------------------------------------------------------------------
+def test_restart_budget_counts_failures_in_a_row_within_the_window():
+    now = [0.0]
+    budget = RestartBudget(restarts=2, window=60, clock=lambda: now[0])
+    budget.failed(0, "a")
+    now[0] = 50.0
+    budget.failed(0, "b")                   # 2 in a row
+    budget.failed(1, "x")                   # other workers count apart
+    now[0] = 200.0                          # ran 150 s: the count starts again
+    budget.failed(0, "c")
+    now[0] = 230.0
+    budget.failed(0, "d")
+    now[0] = 289.0
+    with pytest.raises(WorkerFailure) as info:
+        budget.failed(0, "worker 0 (pid 7) exited with code 3")
+    assert str(info.value) == (
+        "worker 0 failed 3 times in a row, each within 60 s of the one before "
+        "(train.worker_restarts 2, train.worker_restart_window 60); last failure: worker 0 "
+        "(pid 7) exited with code 3")
+
+
 # -- processes ----------------------------------------------------------------------------------
 @pytest.fixture
 def orphans():
@@ -211,6 +234,32 @@ def fault_env(tmp_path):
     return directory, {**env, "FAULT_DIR": str(tmp_path / "faults")}
 
 
+WORKER_0_NEVER_STARTS = """
+def init(self, config, worker_index, relocate=None):
+    if worker_index == 0:
+        os._exit(3)
+    _init(self, config, worker_index, relocate)
+worker.BatchServer.__init__ = init
+"""
+WORKER_0_STARTS_ONCE = """
+def init(self, config, worker_index, relocate=None):
+    marker = os.path.join(FAULT_DIR, "started")
+    if worker_index == 0:
+        if os.path.exists(marker):
+            os._exit(3)
+        open(marker, "w").close()
+    _init(self, config, worker_index, relocate)
+worker.BatchServer.__init__ = init
+"""
+WORKER_0_FAILS_ITS_FIRST_START = """
+def init(self, config, worker_index, relocate=None):
+    marker = os.path.join(FAULT_DIR, "failed")
+    if worker_index == 0 and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(3)
+    _init(self, config, worker_index, relocate)
+worker.BatchServer.__init__ = init
+"""
 WORKERS_START_SLOWLY = """
 def init(self, config, worker_index, relocate=None):
     time.sleep(60)
@@ -293,3 +342,59 @@ def _alive(pid):
     except OSError:
         return False
     return data[data.rindex(")") + 2] != "Z"
+
+
+def test_a_worker_that_never_starts_stops_the_run_within_its_budget(launch, tmp_path,
+                                                                     orphans):
+    directory, env = fault_env(tmp_path)
+    config = leduc_config(tmp_path / "c.yaml", worker_restarts=2, worker_restart_window=60)
+    run = launch("run", "--config", config, "--iters", 1_000_000, "--num-workers", 2,
+                 "--start-method", "fork", "--logdir", tmp_path / "log",
+                 command=driver(tmp_path, WORKER_0_NEVER_STARTS), env=env)
+    assert run.finish() == 1, run.stderr
+    assert ("stopping: worker 0 failed 3 times in a row, each within 60 s of the one before "
+            "(train.worker_restarts 2, train.worker_restart_window 60); last failure: worker 0 "
+            "(pid ") in run.stderr
+    assert "exited with code 3" in run.stderr.split("stopping: ")[1]
+    assert run.stderr.count("starting a replacement") == 2
+    assert run.stdout == ""                         # no done: line
+    assert not (tmp_path / "log").exists()          # it merged nothing: no checkpoint
+    assert_nothing_left(run, directory, orphans)
+
+
+def test_a_worker_that_keeps_dying_stops_the_run_with_a_checkpoint(launch, tmp_path, orphans):
+    """Worker 0 trains, is killed, and no replacement starts: the run stops with a final
+    checkpoint of the iterations merged."""
+    from holdem import checkpoint as ckpt
+
+    directory, env = fault_env(tmp_path)
+    config = leduc_config(tmp_path / "c.yaml", worker_restarts=2, progress_interval=0.2)
+    run = launch("run", "--config", config, "--iters", 100_000_000, "--num-workers", 2,
+                 "--start-method", "fork", "--logdir", tmp_path / "run",
+                 command=driver(tmp_path, WORKER_0_STARTS_ONCE), env=env)
+    run.wait_training(timeout=120)
+    for pid in run.poll_children():
+        os.kill(pid, signal.SIGKILL)
+    assert run.finish() == 1, run.stderr
+    assert "stopping: worker 0 failed 3 times in a row" in run.stderr
+    found = [line for line in run.stderr.splitlines()
+             if line.startswith("final checkpoint of the ")]
+    assert len(found) == 1, run.stderr
+    path = Path(found[0].split(": ", 1)[1])
+    iterations = int(found[0].split()[4].replace(",", ""))
+    assert iterations > 0 and ckpt.load(path).iterations == iterations
+    assert ckpt.resolve(tmp_path / "run") == path
+    assert_nothing_left(run, directory, orphans)
+
+
+def test_a_worker_that_fails_once_is_replaced_and_the_count_stays_exact(launch, tmp_path,
+                                                                         orphans):
+    directory, env = fault_env(tmp_path)
+    iters = 1_000_000
+    run = launch("run", "--game", "leduc", "--iters", iters, "--num-workers", 2,
+                 "--start-method", "fork", "--logdir", tmp_path / "run",
+                 command=driver(tmp_path, WORKER_0_FAILS_ITS_FIRST_START), env=env)
+    assert run.finish() == 0, run.stderr
+    assert run.done()[0] == iters
+    assert restarts(run.stderr) == 1 and "exited with code 3" in run.stderr
+    assert_nothing_left(run, directory, orphans)

@@ -20,6 +20,9 @@ from holdem.analysis.exact import ExactEvaluator
 from holdem.games import make_game
 from holdem.runtime import shm
 from holdem.runtime.backends import make_executor, resolved_workers
+from holdem.runtime.pool import WorkerFailure
+from holdem.runtime.process import ProcessExecutor
+from holdem.runtime.ray_pool import RayPool
 from holdem.training import train
 
 ray = pytest.importorskip("ray")
@@ -272,3 +275,29 @@ def test_unreachable_cluster_is_a_one_line_error_and_leaves_no_logdir(tmp_path):
 def test_zero_workers_is_one_per_cpu_of_the_cluster_less_one(cluster):
     cpus = sum(n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"])
     assert resolved_workers(leduc(num_workers=0, backend="ray")) == int(cpus) - 1
+
+
+def test_actors_that_never_start_stop_the_run_within_the_budget(cluster, shm_dir, tmp_path):
+    """The restart budget is the executor's, the same for actors as for worker processes:
+    here every worker actor fails as it starts (its node lacks the bucket file)."""
+    config = leduc(iters=1_000_000, worker_restarts=1, backend="ray", num_workers=2)
+    broken = config_mod.to_dict(config_mod.with_overrides(
+        config_mod.load(ROOT / "configs" / "hunl_default.yaml"), train={"num_workers": 2},
+        game={"buckets": str(tmp_path / "missing.buckets")}))
+
+    def make_pool(config, num_workers, allocator, store_state):
+        return RayPool(num_workers, broken, store=store_state)
+
+    executor = ProcessExecutor(make_game(config), config, 2, make_pool=make_pool)
+    with pytest.raises(WorkerFailure) as info:
+        train(config, tmp_path / "run", progress=False, executor=executor)
+    message = str(info.value)
+    assert message.startswith("worker ") and "failed 2 times in a row, each within 60 s" in message
+    assert ("(train.worker_restarts 1, train.worker_restart_window 60); last failure: worker "
+            in message)
+    assert ("(Ray actor on node " in message and message.endswith(
+        "failed as it started: holdem.config.ConfigError: worker config: game.buckets: bucket "
+        f"file {tmp_path / 'missing.buckets'}: cannot read: No such file or directory")), message
+    assert info.value.checkpoint is None and not (tmp_path / "run").exists()
+    assert wait_for(lambda: holdem_actors() == [], 30), holdem_actors()
+    assert list(shm_dir.iterdir()) == []

@@ -35,6 +35,42 @@ class WorkerDied(Exception):
     """A worker process ended or stopped answering."""
 
 
+class WorkerFailure(RuntimeError):
+    """Workers fail faster than the restart budget allows (:class:`RestartBudget`), or no
+    replacement could be started: the run stops (``checkpoint``: the final checkpoint the run
+    wrote of what it merged, set by the run loop, or None)."""
+
+    checkpoint = None
+
+
+class RestartBudget:
+    """How often a worker may fail before the run stops, for every pool alike (the executor
+    asks it before each restart): the failures of one worker count in a row while each comes
+    within ``window`` seconds of the one before; one more than ``restarts`` stops the run. A
+    worker that cannot start, or dies soon after every start, so stops the run however long a
+    start takes, while a worker killed now and then (each time after running ``window``
+    seconds) is always replaced."""
+
+    def __init__(self, restarts, window, clock=time.monotonic):
+        self.restarts = int(restarts)
+        self.window = float(window)
+        self.clock = clock
+        self._streaks = {}              # worker -> (failures in a row, time of the last)
+
+    def failed(self, worker, why):
+        """Count a failure of ``worker`` (``why``: what happened); raises
+        :class:`WorkerFailure` when it is one too many."""
+        now = self.clock()
+        count, last = self._streaks.get(worker, (0, None))
+        count = count + 1 if last is not None and now - last <= self.window else 1
+        self._streaks[worker] = (count, now)
+        if count > self.restarts:
+            raise WorkerFailure(
+                f"worker {worker} failed {count} times in a row, each within "
+                f"{self.window:g} s of the one before (train.worker_restarts {self.restarts}, "
+                f"train.worker_restart_window {self.window:g}); last failure: {why}")
+
+
 class ProcessPool:
     """Persistent worker processes on this machine."""
 

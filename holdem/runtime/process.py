@@ -19,9 +19,10 @@ workers' unflushed iterations, about (W - 1) x flush / 2, plus the flush-to-merg
 row a flush alone touched waits in its worker until the row's next touch or the batch's end
 (:class:`holdem.store.delta.ColdRows`). A worker that dies or sends a malformed delta is
 replaced, and what was not merged of its batches is re-issued (what it held of the merged
-part is lost: at most one flush's updates per row). When the main process dies, the kernel
-kills its workers (:func:`holdem.runtime.worker.die_with_parent`); the next run removes its
-shared-memory files.
+part is lost: at most one flush's updates per row); a worker that keeps failing spends the
+restart budget (:class:`holdem.runtime.pool.RestartBudget`, the same for every pool) and stops
+the run with :class:`WorkerFailure`. When the main process dies, the kernel kills its workers
+(:func:`holdem.runtime.worker.die_with_parent`); the next run removes its shared-memory files.
 ``pool`` is the seam to where workers run (:mod:`holdem.runtime.pool`).
 """
 
@@ -31,7 +32,7 @@ import time
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.executor import Batch, BatchResult
-from holdem.runtime.pool import WorkerDied
+from holdem.runtime.pool import RestartBudget, WorkerDied, WorkerFailure
 from holdem.runtime.replica import StoreLog
 from holdem.runtime.ring import Inbox
 from holdem.runtime.worker import (BatchRunner, batch_rng_state, flush_iterations, flush_text,
@@ -137,6 +138,7 @@ class ProcessExecutor:
         if removed:
             log(f"removed {len(removed)} shared-memory file(s) left by a killed run")
         self.allocator = shm.SharedAllocator()
+        self.budget = RestartBudget(self.tc.worker_restarts, self.tc.worker_restart_window)
         self.pool = pool
         self.make_pool = make_pool
         self.log = None                 # the store's changes, when the pool keeps replicas
@@ -358,7 +360,10 @@ class ProcessExecutor:
         return out
 
     def restart(self, i, why):
-        """Replace worker ``i`` and queue what it did not deliver of its batches for re-issue."""
+        """Replace worker ``i`` and queue what it did not deliver of its batches for re-issue.
+        Raises :class:`WorkerFailure` when the restart budget is spent (``why`` is then the
+        reason given) or no replacement starts: what is merged stays, the run stops."""
+        self.budget.failed(i, why)
         w = self.workers[i]
         redo = [p.remainder() for p in w.outstanding.values()]
         self.queue[:0] = redo
@@ -366,7 +371,11 @@ class ProcessExecutor:
             f"{sum(b.n for b in redo):,} iterations of {len(redo)} batch(es)")
         self.stats["restarts"] += 1
         self.workers[i] = _Worker()
-        self.pool.restart(i)
+        try:
+            self.pool.restart(i)
+        except Exception as exc:
+            raise WorkerFailure(f"worker {i}: no replacement could be started ({exc}); it "
+                                f"was replaced because: {why}") from exc
 
     def _check_hung(self):
         now = time.monotonic()

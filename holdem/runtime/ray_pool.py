@@ -16,9 +16,11 @@ through Ray (``WorkerActor.run``), one call per batch.
   replica, so each node fetches it once however many workers it has. A remote worker's view
   lags the main store by the local lag (deltas in flight) plus the replica's: the batches
   merged but not applied there yet (``ray/replica_lag_batches``).
-- **Faults.** A worker whose actor dies (killed, its node gone) is reported as
-  :class:`WorkerDied`; the executor replaces it and re-issues its batches. A replica that dies
-  takes its node's workers down with it, so none reads a store that stopped changing.
+- **Faults.** A worker whose actor dies (killed, its node gone, or failing as it starts) is
+  reported as :class:`WorkerDied`; the executor replaces it and re-issues its batches, within
+  the same restart budget as worker processes (:class:`holdem.runtime.pool.RestartBudget`). A
+  replica that dies takes its node's workers down with it, so none reads a store that stopped
+  changing.
 - **Shutdown.** ``close`` kills every actor of the run and has replicas remove their files; a
   local Ray instance this pool started is shut down.
 
@@ -28,6 +30,7 @@ Ray is an optional extra (``pip install -e '.[ray]'``); this module imports it w
 import functools
 import logging
 import os
+import re
 import socket
 import time
 import uuid
@@ -285,7 +288,7 @@ class RayPool:
                 dead.add(i)
                 events.append((i, WorkerDied(f"worker {i} (Ray actor on node "
                                              f"{self.worker_node[i][:8]}): "
-                                             f"{_first_line(exc)}")))
+                                             f"{_actor_failure(exc)}")))
                 continue
             for p in payload if isinstance(payload, list) else [payload]:
                 if self.worker_node[i] != self.home:
@@ -455,6 +458,18 @@ class RayPool:
             disconnect()
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _first_line(exc):
-    text = str(exc).strip().splitlines()
+    text = _ANSI.sub("", str(exc)).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+def _actor_failure(exc):
+    """Why an actor died, in one line: the exception its constructor raised (the last line of
+    Ray's message, after the traceback), else the first line of the message."""
+    lines = [line.strip() for line in _ANSI.sub("", str(exc)).splitlines() if line.strip()]
+    if getattr(exc, "actor_init_failed", False) and lines:
+        return f"failed as it started: {lines[-1]}"
+    return _first_line(exc)
