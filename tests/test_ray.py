@@ -18,7 +18,7 @@ from holdem import config as config_mod
 from holdem.analysis.blueprint import load_profile
 from holdem.analysis.exact import ExactEvaluator
 from holdem.games import make_game
-from holdem.runtime import shm
+from holdem.runtime import protocol, shm
 from holdem.runtime.backends import make_executor, resolved_workers
 from holdem.runtime.pool import WorkerFailure
 from holdem.runtime.process import ProcessExecutor
@@ -275,6 +275,41 @@ def test_unreachable_cluster_is_a_one_line_error_and_leaves_no_logdir(tmp_path):
 def test_zero_workers_is_one_per_cpu_of_the_cluster_less_one(cluster):
     cpus = sum(n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"])
     assert resolved_workers(leduc(num_workers=0, backend="ray")) == int(cpus) - 1
+
+
+def _niceness(pid):
+    data = Path(f"/proc/{pid}/stat").read_text()
+    return int(data[data.rindex(")") + 2:].split()[16])         # field 19
+
+
+def test_actors_run_at_the_drivers_niceness(cluster, shm_dir, tmp_path):
+    """Ray starts its workers at nice 15, so on a shared machine they would get the CPU last;
+    holdem's actors (workers and replicas) take the driver's niceness, as worker processes run
+    at the main process's."""
+    driver = os.getpriority(os.PRIO_PROCESS, 0)
+    if driver < 15 and os.geteuid() != 0:
+        import resource
+
+        if 20 - resource.getrlimit(resource.RLIMIT_NICE)[0] > driver:
+            pytest.skip("raising a process's priority needs root or RLIMIT_NICE")
+    config = leduc(iters=1_000_000)
+    executor = ray_executor(config, 2)
+    seen = {}
+
+    def look():
+        pool = executor.pool
+        for actor in pool.actors:
+            pid = protocol.decode_request_or_ready(ray.get(actor.ready.remote()))["pid"]
+            seen[f"worker {pid}"] = _niceness(pid)
+        for entry in pool._replicas():
+            pid = ray.get(entry.replica.location.remote())["pid"]
+            seen[f"replica {pid}"] = _niceness(pid)
+
+    thread = _kill_during_run(executor, look, min_iters=1)
+    train(config, tmp_path / "run", progress=False, executor=executor)
+    thread.join(30)
+    assert len(seen) == 3, seen                 # two workers and the other node's replica
+    assert set(seen.values()) == {driver}, (driver, seen)
 
 
 def test_actors_that_never_start_stop_the_run_within_the_budget(cluster, shm_dir, tmp_path):

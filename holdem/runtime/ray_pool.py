@@ -21,6 +21,8 @@ through Ray (``WorkerActor.run``), one call per batch.
   the same restart budget as worker processes (:class:`holdem.runtime.pool.RestartBudget`). A
   replica that dies takes its node's workers down with it, so none reads a store that stopped
   changing.
+- **Priority.** Actors run at the driver's niceness (:func:`match_niceness`), as worker
+  processes do, not at the nice 15 Ray gives its workers.
 - **Shutdown.** ``close`` kills every actor of the run and has replicas remove their files; a
   local Ray instance this pool started is shut down.
 
@@ -34,6 +36,7 @@ import re
 import socket
 import time
 import uuid
+from pathlib import Path
 
 from holdem import config as config_mod
 from holdem.config import ConfigError
@@ -114,11 +117,30 @@ def cluster_workers(address=None):
     return max(1, sum(_alive_nodes(ray).values()) - 1)
 
 
+def match_niceness(niceness):
+    """Run every thread of this process at ``niceness``, the driver's: Ray starts its workers
+    at nice 15 (they would get the CPU last on a shared machine), worker processes run at the
+    main process's. Raising the priority needs root (or RLIMIT_NICE); where it is refused a
+    warning says what the actor runs at."""
+    tasks = Path("/proc/self/task")
+    threads = [int(t) for t in os.listdir(tasks)] if tasks.is_dir() else [0]
+    try:
+        for tid in threads:
+            os.setpriority(os.PRIO_PROCESS, tid, niceness)
+    except ProcessLookupError:          # a thread that just ended
+        pass
+    except OSError as exc:
+        log(f"warning: Ray worker pid {os.getpid()}: cannot run at the driver's niceness "
+            f"{niceness} ({exc.strerror}); it runs at {os.getpriority(os.PRIO_PROCESS, 0)}")
+
+
 class WorkerActor:
     """A persistent worker in a Ray actor (see :class:`holdem.runtime.worker.BatchServer`);
-    ``location``: the node's store replica (None: the main process's node)."""
+    ``location``: the node's store replica (None: the main process's node); ``niceness``: the
+    driver's (:func:`match_niceness`)."""
 
-    def __init__(self, worker_index, config_dict, location):
+    def __init__(self, worker_index, config_dict, location, niceness):
+        match_niceness(niceness)
         config = config_mod.from_dict(config_dict, source="worker config")
         relocate = None if location is None else functools.partial(shm.relocate, **location)
         self.index = worker_index
@@ -137,7 +159,8 @@ class WorkerActor:
 class ReplicaActor:
     """A node's :class:`holdem.runtime.replica.Replica`."""
 
-    def __init__(self, config_dict, arrays, generation, seq, deltas):
+    def __init__(self, config_dict, arrays, generation, seq, deltas, niceness):
+        match_niceness(niceness)
         shm.clean_stale()               # files of replicas killed on this node before
         config = config_mod.from_dict(config_dict, source="replica config")
         self.replica = Replica(config.solver, arrays, generation, seq, deltas,
@@ -177,6 +200,7 @@ class RayPool:
         self.store = store
         self.ray = None
         self.tag = uuid.uuid4().hex[:8]
+        self.niceness = os.getpriority(os.PRIO_PROCESS, 0)     # the actors run at the driver's
         self.actors = [None] * self.num_workers
         self.worker_node = [None] * self.num_workers
         self.incarnation = [0] * self.num_workers
@@ -235,7 +259,7 @@ class RayPool:
             actor = self._replica_class.options(
                 num_cpus=0, scheduling_strategy=self._affinity(node),
                 name=f"holdem-{self.tag}-replica-{node[:12]}-{self.stats['replicas_started']}"
-            ).remote(self.config_dict, arrays, generation, log.seq, log.deltas)
+            ).remote(self.config_dict, arrays, generation, log.seq, log.deltas, self.niceness)
             self.stats["replicas_started"] += 1
             try:
                 entry.location = self.ray.get(actor.location.remote(), timeout=REPLICA_TIMEOUT)
@@ -253,7 +277,7 @@ class RayPool:
         actor = self._worker_class.options(
             num_cpus=0, max_restarts=0, scheduling_strategy=self._affinity(node),
             name=f"holdem-{self.tag}-worker-{i}-{self.incarnation[i]}"
-        ).remote(i, self.config_dict, location)
+        ).remote(i, self.config_dict, location, self.niceness)
         self.actors[i] = actor
         self.pending[actor.ready.remote()] = (i, self.incarnation[i])
 
