@@ -21,8 +21,9 @@ SOAKS = {
     # limit is wider than the soak's 1.2x: at these few million iterations on a loaded 2-core
     # machine, 2 workers alone, unfaulted, gave 1.4x the in-process figure (seed 4), and short
     # soaks gave 1.09x-1.67x (five seeds); 2x still catches a run that lost its training.
-    "leduc": (["--game", "leduc", "--minutes", "0.4", "--faults", "main-kill,disk-full",
-               "--reference", "--max-ratio", "2"], {"main-kill", "disk-full"}),
+    "leduc": (["--game", "leduc", "--minutes", "0.4", "--faults",
+               "main-kill,main-stop,disk-full", "--reference", "--max-ratio", "2"],
+              {"main-kill", "main-stop", "disk-full"}),
     "hunl_default": (["--config", "configs/hunl_default.yaml", "--minutes", "0.5", "--faults",
                       "worker-kill,worker-stop,slow-disk,cpu-load"],
                      {"worker-kill", "worker-stop", "slow-disk", "cpu-load"}),

@@ -23,6 +23,8 @@ Fault kinds:
   main-kill     SIGKILL the main process; its workers must exit by themselves, then the run
                 resumes (--resume-from the logdir) from the newest checkpoint that loads, and
                 the new run removes the killed one's /dev/shm files.
+  main-stop     SIGINT or SIGTERM to the main process: it writes a final checkpoint and exits 0
+                with its done: line, leaving no process and no /dev/shm file; then it resumes.
   disk-full     RLIMIT_FSIZE of the main process set to 1 KiB (prlimit on the running process)
                 until a checkpoint write fails with EFBIG: the run stops cleanly and is resumed,
                 or carries on and writes the next checkpoint once the limit is lifted.
@@ -48,6 +50,7 @@ PSS, leftover files and processes). Exits 1 if any check failed. Logs of each ru
 DIR/soak/.
 """
 
+import ctypes
 import os
 import random
 import re
@@ -67,7 +70,8 @@ from benchlib import log
 from holdem import checkpoint as ckpt
 from holdem.runtime import shm
 
-KINDS = ("worker-kill", "worker-stop", "main-kill", "disk-full", "slow-disk", "cpu-load")
+KINDS = ("worker-kill", "worker-stop", "main-kill", "main-stop", "disk-full", "slow-disk",
+         "cpu-load")
 WORKER_KINDS = ("worker-kill", "worker-stop")
 FSIZE_LIMIT = 1024              # bytes: smaller than any checkpoint (Kuhn's is about 3 KB)
 CLEAN_EXIT_GRACE = 1.0          # seconds a worker may outlive a main process that exited
@@ -75,6 +79,7 @@ KILLED_GRACE = 10.0             # ... one that was SIGKILLed (workers poll their
 TICK = 0.25                     # seconds between looks at the run
 RESUME_RE = re.compile(r"^resuming from (\S+) at iteration ([\d,]+)$")
 EXPLOIT_RE = re.compile(r"^exploitability: ([\d.eE+-]+)", re.M)
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 _BUSY = "import sys, time\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass"
 _WRITER = """import os, sys, time
@@ -122,7 +127,7 @@ class Schedule:
             self.bag = self.rng.sample(self.kinds, len(self.kinds))
         kind = self.bag.pop()
         gap = self.rng.uniform(*self.gap)
-        index = self.rng.randrange(self.workers)
+        index = self.rng.randrange(max(self.workers, 2))     # a worker, or SIGINT/SIGTERM
         long_stop = self.rng.random() < 0.5
         stop = self.worker_timeout * (self.rng.uniform(2.0, 3.0) if long_stop
                                       else self.rng.uniform(0.2, 0.6))
@@ -139,7 +144,7 @@ class Segment:
         self.log_file = open(log_path, "w")
         self.t0 = soak_start
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, cwd=benchlib.ROOT)
+                                     text=True, cwd=benchlib.ROOT, preexec_fn=_die_with_parent)
         self.pid = self.proc.pid
         self.progress = []          # (soak seconds, iterations)
         self.stdout, self.stderr = [], []
@@ -161,7 +166,8 @@ class Segment:
             now = time.monotonic() - self.t0
             with self._lock:
                 into.append(line)
-                self.log_file.write(line + "\n")
+                if not self.log_file.closed:    # a reader that outlived finish()
+                    self.log_file.write(line + "\n")
                 m = benchlib.PROGRESS_RE.search(line)
                 if m:
                     n = int(m[1].replace(",", ""))
@@ -371,7 +377,7 @@ class Soak:
                       grace - (time.monotonic() - seg.ended_at))
         left = seg.survivors(trackers=killed)
         if fault is not None and not left:
-            fault.detail += (f"; its {len(seg.seen)} children gone "
+            fault.detail += (f"; its children ({len(seg.seen)} seen) gone "
                              f"{time.monotonic() - seg.ended_at:.1f} s after it")
         if left:
             problems.append(f"run {seg.number} (pid {seg.pid}): processes {left} alive "
@@ -497,6 +503,15 @@ class Soak:
         fault.problems += self.check_exit(dead, killed=True, fault=fault)
         fault.recovered = self.resume(fault, dead)
 
+    def _main_stop(self, fault, before):
+        seg = self.seg
+        sig = signal.SIGTERM if fault.index % 2 else signal.SIGINT
+        fault.target = f"main (pid {seg.pid}) {sig.name}"
+        done = self.interrupt(seg, sig, fault.problems)
+        fault.detail = f"stopped at {done['iterations']:,} iterations" if done else "no done: line"
+        fault.problems += self.check_exit(seg, killed=False, fault=fault)
+        fault.recovered = self.resume(fault, seg)
+
     def newest_iterations(self):
         found = self.newest_valid()
         return found[1] if found else None
@@ -504,8 +519,11 @@ class Soak:
     def _disk_full(self, fault, before):
         seg = self.seg
         fault.target = f"main (pid {seg.pid}) fsize {FSIZE_LIMIT} B"
-        old = resource.prlimit(seg.pid, resource.RLIMIT_FSIZE)
-        resource.prlimit(seg.pid, resource.RLIMIT_FSIZE, (FSIZE_LIMIT, old[1]))
+        try:
+            old = resource.prlimit(seg.pid, resource.RLIMIT_FSIZE)
+            resource.prlimit(seg.pid, resource.RLIMIT_FSIZE, (FSIZE_LIMIT, old[1]))
+        except ProcessLookupError:
+            return                          # the run ended: the main loop sees it
         newest = self.newest_iterations() or 0
         window = 2.5 * self.args.snapshot_interval + 10
         self.wait_for(lambda: not seg.alive(), window)
@@ -602,27 +620,34 @@ class Soak:
             self.problems.append(f"no run at the end (run {seg.number} ended: "
                                  f"{seg.last_error()})")
             return
-        seg.look(benchlib.proc_table())
         self.stop_at = self.now()
-        os.kill(seg.pid, signal.SIGINT)
+        done = self.interrupt(seg, signal.SIGINT, self.problems)
+        self.end_iterations = done and done["iterations"]
+        self.problems += self.check_exit(seg, killed=False)
+
+    def interrupt(self, seg, sig, problems):
+        """Stop the run ``seg`` with ``sig`` (SIGINT or SIGTERM): it must write a final
+        checkpoint, the newest valid one, and exit 0 with its ``done:`` line (returned as a
+        dict; None if it did not). Adds what went wrong to ``problems``."""
+        seg.look(benchlib.proc_table())
+        os.kill(seg.pid, sig)
         try:
             code = seg.finish(self.args.recover_timeout)
         except subprocess.TimeoutExpired:
-            self.problems.append(f"the run did not stop within {self.args.recover_timeout:.0f} "
-                                 "s of SIGINT")
+            problems.append(f"the run did not stop within {self.args.recover_timeout:.0f} s of "
+                            f"{sig.name}")
             seg.proc.kill()
             code = seg.finish(60)
         done = benchlib.parse_done("\n".join(seg.stdout))
         if code != 0 or done is None:
-            self.problems.append(f"the final run exited {code}: {seg.last_error()}")
-        else:
-            self.end_iterations = done["iterations"]
-            newest = self.newest_valid()
-            if newest is None or newest[1] != done["iterations"] \
-                    or newest[0].name != done["checkpoint"].name:
-                self.problems.append(f"the done: line ({done['checkpoint'].name}) is not the "
-                                     f"newest valid checkpoint ({newest})")
-        self.problems += self.check_exit(seg, killed=False)
+            problems.append(f"the run exited {code} on {sig.name}: {seg.last_error()}")
+            return None
+        newest = self.newest_valid()
+        if newest is None or newest[1] != done["iterations"] \
+                or newest[0].name != done["checkpoint"].name:
+            problems.append(f"the done: line ({done['checkpoint'].name}) is not the newest "
+                            f"valid checkpoint ({newest})")
+        return done
 
     def cleanup(self):
         for pid, start in self.stopped:
@@ -757,9 +782,15 @@ def _kill(pid, sig):
         pass
 
 
+def _die_with_parent():
+    """In a child before exec: SIGKILL when the soak dies, however it dies (a soak killed by a
+    test's timeout must not leave a run training for an hour)."""
+    _LIBC.prctl(1, signal.SIGKILL)      # PR_SET_PDEATHSIG; nothing imported after fork
+
+
 def _start(script, *args):
     return subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
 
 
 def _gap(text):
@@ -811,6 +842,8 @@ def main(argv=None):
     p.add_argument("--max-ratio", type=float, default=1.2,
                    help="exploitability limit against --reference (default 1.2)")
     args = p.parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C, so the soak stops what it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     return Soak(args).run()
 
 
