@@ -1,9 +1,9 @@
-"""The CI soak (issue 26): ``tools/soak.py`` on Leduc and on ``hunl_default``, about 30 s each,
-a fault every few seconds with a fixed seed, every fault kind injected in one game or the
-other. The soak's own checks decide (nothing lost, nothing leaked, resumes from the newest
-valid checkpoint, Leduc's exploitability against an unfaulted run); the test asserts its exit
-code and that its summary shows each injected kind recovered. No timing is asserted: every
-wait in the soak has a generous timeout, so load only makes it slower."""
+"""The CI soak (issue 26): ``tools/soak.py`` on Leduc and on ``hunl_default``, 27 s and 21 s, a
+fault every 1-2 s after the previous one recovered, with a fixed seed; every fault kind is drawn
+for one game or the other. The soak's own checks decide (nothing lost, nothing leaked, resumes
+from the newest valid checkpoint, Leduc's exploitability against an unfaulted run); the test
+asserts its exit code and that its summary shows each injected kind recovered. No timing is
+asserted: every wait in the soak has a generous timeout, so load only makes it slower."""
 
 import re
 import subprocess
@@ -21,11 +21,13 @@ SOAKS = {
     # limit is wider than the soak's 1.2x: at these few million iterations on a loaded 2-core
     # machine, 2 workers alone, unfaulted, gave 1.4x the in-process figure (seed 4), and short
     # soaks gave 1.09x-1.67x (five seeds); 2x still catches a run that lost its training.
-    "leduc": (["--game", "leduc", "--minutes", "0.4", "--faults",
+    "leduc": (["--game", "leduc", "--minutes", "0.45", "--faults",
                "main-kill,main-stop,disk-full", "--reference", "--max-ratio", "2"],
               {"main-kill", "main-stop", "disk-full"}),
-    "hunl_default": (["--config", "configs/hunl_default.yaml", "--minutes", "0.5", "--faults",
-                      "worker-kill,worker-stop,slow-disk,cpu-load"],
+    # A worker fault every few seconds would exhaust the restart budget (5 failures of one
+    # worker, each within 60 s of the one before), which stops a run by design.
+    "hunl_default": (["--config", "configs/hunl_default.yaml", "--minutes", "0.35", "--faults",
+                      "worker-kill,worker-stop,slow-disk,cpu-load", "--worker-restarts", "50"],
                      {"worker-kill", "worker-stop", "slow-disk", "cpu-load"}),
 }
 
@@ -40,14 +42,15 @@ def summary_rows(stdout):
 def test_ci_soak_recovers_from_every_fault(game, tmp_path):
     args, kinds = SOAKS[game]
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "soak.py"), *args, "--workers",
-                           "2", "--fault-every", "1-3", "--seed", "3", "--snapshot-interval",
+                           "2", "--fault-every", "1-2", "--seed", "3", "--snapshot-interval",
                            "1", "--worker-timeout", "1.5", "--logdir", str(tmp_path / "run")],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     report = f"{proc.stdout}\n{proc.stderr[-3000:]}"
     assert proc.returncode == 0, report
     rows = summary_rows(proc.stdout)
+    # Which kinds fit depends on the load (a resume takes 3-8 s here): at least two of them.
     injected = {kind for kind in rows if kind != "total"}
-    assert injected and injected <= kinds, report
+    assert len(injected) >= 2 and injected <= kinds, report
     for kind in injected:
         count, recovered, failures = rows[kind]
         assert count == recovered and failures == 0, report

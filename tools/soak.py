@@ -236,10 +236,10 @@ class Soak:
         self.soak_dir.mkdir(parents=True, exist_ok=True)
         self.config_path = self.soak_dir / "config.yaml"
         self.source = benchlib.config_source(args.config, args.game)
+        extra = {} if args.worker_restarts is None else {"worker_restarts": args.worker_restarts}
         benchlib.write_config(self.source, self.config_path, seed=args.seed,
-                              progress_interval=0.5,
-                              snapshot_interval=args.snapshot_interval,
-                              worker_timeout=args.worker_timeout)
+                              progress_interval=0.5, snapshot_interval=args.snapshot_interval,
+                              worker_timeout=args.worker_timeout, **extra)
         kinds = args.faults
         if args.workers < 2:
             kinds = [k for k in kinds if k not in WORKER_KINDS]
@@ -830,6 +830,9 @@ def main(argv=None):
     p.add_argument("--worker-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="the run's worker_timeout; worker-stop lasts 0.2-0.6x or 2-3x it "
                         "(default 5)")
+    p.add_argument("--worker-restarts", type=int, metavar="N",
+                   help="the run's worker_restarts (default: the config's): raise it when "
+                        "worker faults come faster than its restart budget allows")
     p.add_argument("--recover-timeout", type=float, default=180.0, metavar="SECONDS",
                    help="how long a fault may take to recover (default 180)")
     p.add_argument("--memory-tolerance", type=float, default=0.25, metavar="FRACTION",
