@@ -356,6 +356,7 @@ def test_a_worker_that_never_starts_stops_the_run_within_its_budget(launch, tmp_
             "(train.worker_restarts 2, train.worker_restart_window 60); last failure: worker 0 "
             "(pid ") in run.stderr
     assert "exited with code 3" in run.stderr.split("stopping: ")[1]
+    assert "Traceback" not in run.stderr and "error: " in run.stderr
     assert run.stderr.count("starting a replacement") == 2
     assert run.stdout == ""                         # no done: line
     assert not (tmp_path / "log").exists()          # it merged nothing: no checkpoint

@@ -47,8 +47,9 @@ def program_name():
 
 
 def run_main(main, argv=None):
-    """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2, with
-    the prefix argparse gives its own errors (``python -m holdem.cli.NAME``)."""
+    """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2 (bad
+    input) or 1 (workers failing faster than the restart budget allows), with the prefix
+    argparse gives its own errors (``python -m holdem.cli.NAME``)."""
     prog = program_name()
     try:
         code = main(argv)
@@ -58,6 +59,13 @@ def run_main(main, argv=None):
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except RuntimeError as exc:
+        from holdem.runtime.pool import WorkerFailure     # only once something failed
+
+        if not isinstance(exc, WorkerFailure):
+            raise
+        print(f"{prog}: error: {exc}", file=sys.stderr)   # the run already said "stopping: ..."
+        return 1
     return 0 if code is None else code
 
 
