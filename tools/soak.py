@@ -151,7 +151,6 @@ class Segment:
         self.resumed = None         # (path, iterations) from its "resuming from" line
         self.seen = {}              # child pid -> (start time, is the resource tracker)
         self.went_back = []
-        self.killed = False
         self.ended_at = None
         self._lock = threading.Lock()
         self._readers = [threading.Thread(target=self._read, args=(s, into), daemon=True)
@@ -473,29 +472,33 @@ class Soak:
         _kill(pid, signal.SIGSTOP)
         self.stopped.add((pid, start))
         self.wait_for(lambda: False, fault.seconds)
-        self.stopped.discard((pid, start))
-        if benchlib.is_alive(pid, start):
-            _kill(pid, signal.SIGCONT)
         long_stop = fault.seconds >= 2 * self.args.worker_timeout
+        if long_stop:       # hung that long, it must be replaced: a little more time for that
+            self.wait_for(lambda: not benchlib.is_alive(pid, start),
+                          self.args.worker_timeout + 5, run=True)
+        self.stopped.discard((pid, start))
+        replaced = not benchlib.is_alive(pid, start)
+        if not replaced:
+            _kill(pid, signal.SIGCONT)
         fault.target += f" {fault.seconds:.1f} s"
-        if long_stop:
+        if long_stop and not replaced and self.seg.alive():
+            fault.problems.append(f"a worker hung for {self.now() - fault.at:.1f} s was not "
+                                  f"replaced (worker_timeout {self.args.worker_timeout:g} s)")
+        if replaced:
             self._replaced(pid, fault, before)
-            fault.detail = "hung path: replaced; " + fault.detail
-            return
-        mark = self.seg.iterations or 0
-        fault.recovered = self.wait_for(lambda: self.advanced(mark), self.args.recover_timeout,
-                                        run=True)
-        replaced = pid not in self.workers()
-        fault.detail = (f"{'replaced' if replaced else 'went on'} under worker_timeout "
-                        f"{self.args.worker_timeout:g} s; iterations {before or 0:,} -> "
-                        f"{self.seg.iterations or 0:,}")
+        else:
+            mark = self.seg.iterations or 0
+            fault.recovered = self.wait_for(lambda: self.advanced(mark),
+                                            self.args.recover_timeout, run=True)
+            fault.detail = (f"iterations {before or 0:,} -> {self.seg.iterations or 0:,}")
+        fault.detail = (f"{'replaced' if replaced else 'went on'} (worker_timeout "
+                        f"{self.args.worker_timeout:g} s); " + fault.detail)
 
     def _main_kill(self, fault, before):
         dead = self.seg
         fault.target = f"main (pid {dead.pid})"
         self.tick()
         dead.look(benchlib.proc_table())
-        dead.killed = True
         _kill(dead.pid, signal.SIGKILL)
         dead.finish(60)
         fault.detail = f"lost {max(0, (before or 0) - (self.newest_iterations() or 0)):,} " \
