@@ -759,7 +759,8 @@ class Soak:
     def _exploitability_line(self):
         value = self.exploitability(self.logdir)
         if value is None or not self.args.reference:
-            return f"exploitability: {value} (no --reference)"
+            return (f"exploitability: {value:.6g} (no --reference)" if value is not None
+                    else "exploitability: not measured")
         ref_dir = self.soak_dir / "reference"
         workers = self.args.reference_workers
         log(f"soak: reference run, {'in-process' if workers == 1 else f'{workers} workers'}, "
@@ -829,7 +830,8 @@ def main(argv=None):
                    help="start over in a DIR that holds a run (train_blueprint --overwrite)")
     p.add_argument("--seed", type=int, default=0, help="fault schedule and training seed")
     p.add_argument("--snapshot-interval", type=float, default=15.0, metavar="SECONDS",
-                   help="seconds between checkpoints (default 15)")
+                   help="seconds between checkpoints (default 15; each is loaded and "
+                        "verified, so a large store wants more)")
     p.add_argument("--worker-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="the run's worker_timeout; worker-stop lasts 0.2-0.6x or 2-3x it "
                         "(default 5)")
