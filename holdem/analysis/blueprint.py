@@ -180,19 +180,9 @@ class Blueprint:
         heads-up (the multi-way game has no tree: see :meth:`multiway_node`)."""
         if not self.game.supports(LINES):
             raise ValueError("the multi-way game has no enumerated tree; use multiway_node()")
-        tree, names = self.game.tree, self.game.rules.labels
-        node = 0
-        for label in labels:
-            if tree.kind[node] != 0:
-                raise ValueError(f"line {labels!r}: the hand is over before {label!r}")
-            c0, na = int(tree.child_start[node]), int(tree.num_actions[node])
-            match = [c0 + a for a in range(na) if names[c0 + a] == label]
-            if not match:
-                legal = [names[c0 + a] for a in range(na)]
-                raise ValueError(f"line {labels!r}: {label!r} is not an action here "
-                                 f"(legal: {', '.join(legal)})")
-            node = match[0]
-        return node
+        from holdem.analysis.ranges import walk_line
+
+        return walk_line(self.game, list(labels))[1]
 
     def multiway_node(self, labels):
         """The node of the multi-way game reached by a line of abstract labels."""

@@ -65,10 +65,6 @@ def register(cls):
     return cls
 
 
-def names():
-    return tuple(_METRICS)
-
-
 def applies(name, game):
     """Whether metric ``name`` can measure ``game``."""
     needs = _metric(name).needs

@@ -96,25 +96,24 @@ class NodeRange:
                 if not np.isnan(reach[r, c])}
 
 
-def _steps(game, labels):
-    """The decisions of the line (history, player, street, action, num_actions) and the node
-    it reaches; ValueError naming a label that is not an action there."""
+def walk_line(game, labels):
+    """The decisions of a line of abstract labels in a tree game (int64[S, 5]: history, player,
+    street, action, num_actions) and the node it reaches; ValueError naming a label that is not
+    an action there, or one after the hand is over."""
     tree, names = game.tree, game.rules.labels
     node, steps = 0, []
     for label in labels:
         if tree.kind[node] != 0:
-            raise ValueError(f"line {' '.join(labels)!r}: the hand is over before {label!r}")
+            raise ValueError(f"line {labels!r}: the hand is over before {label!r}")
         c0, na = int(tree.child_start[node]), int(tree.num_actions[node])
         legal = [names[c0 + a] for a in range(na)]
         if label not in legal:
-            raise ValueError(f"line {' '.join(labels)!r}: {label!r} is not an action here "
+            raise ValueError(f"line {labels!r}: {label!r} is not an action here "
                              f"(legal: {', '.join(legal)})")
         a = legal.index(label)
         steps.append((int(tree.history[node]), int(tree.player[node]), int(tree.street[node]),
                       a, na))
         node = c0 + a
-    if tree.kind[node] != 0:
-        raise ValueError(f"line {' '.join(labels) or '(root)'!r} ends the hand")
     return np.array(steps, dtype=np.int64).reshape(-1, 5), node
 
 
@@ -136,8 +135,10 @@ def node_range(bp, line=(), board=(), average=True):
     game.require(LINES, "a range view")
     labels = list(bp.line_labels(line))
     board = card_tuple(() if board is None else board, "board")
-    steps, node = _steps(game, labels)
+    steps, node = walk_line(game, labels)
     tree = game.tree
+    if tree.kind[node] != 0:
+        raise ValueError(f"line {' '.join(labels) or '(root)'!r} ends the hand")
     street = int(tree.street[node])
     if len(board) != STREET_BOARD[street]:
         raise ValueError(f"line {' '.join(labels) or '(root)'!r} reaches a "
