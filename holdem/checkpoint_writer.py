@@ -3,6 +3,11 @@
 :class:`CheckpointWriter` writes each checkpoint (:func:`holdem.checkpoint.save`) on a thread
 and keeps a logdir's newest K (:func:`holdem.checkpoint.prune`); the run loop
 (:mod:`holdem.training`) pauses only to copy the store.
+
+A background write the machine refuses (``OSError``: a full disk, a file size limit) costs only
+that checkpoint: the writer says so on stderr, the newest checkpoint written stands (writes are
+atomic) and the next snapshot tries again. A final checkpoint (``background=False``) that cannot
+be written raises :class:`holdem.fileio.StorageError`.
 """
 
 import threading
@@ -10,6 +15,8 @@ import time
 from pathlib import Path
 
 from holdem import checkpoint as ckpt
+from holdem.fileio import StorageError
+from holdem.metrics import log
 
 
 class CheckpointWriter:
@@ -23,18 +30,19 @@ class CheckpointWriter:
         self.directory = Path(directory)
         self.keep = keep
         self._thread = None
-        self._error = None
+        self._error = None              # (path, exception) of the last write, until wait()
         self.last_path = None
         self.last_seconds = 0.0
+        self.failed = 0                 # background writes the machine refused, in a row
 
     def _write(self, path, header, arrays):
         start = time.perf_counter()
         try:
             ckpt.save(path, header, arrays)
             ckpt.prune(self.directory, self.keep)
-            self.last_path = path
+            self.last_path, self.failed = path, 0
         except BaseException as exc:      # reported by wait()
-            self._error = exc
+            self._error = (path, exc)
         self.last_seconds = time.perf_counter() - start
 
     def submit(self, iterations, header, arrays, background=True):
@@ -46,13 +54,30 @@ class CheckpointWriter:
             self._thread.start()
         else:
             self._write(path, header, arrays)
-            self.wait()
+            self.wait(final=True)
         return path
 
-    def wait(self):
+    def wait(self, final=False):
+        """Join the write in flight. Its error is raised, except an ``OSError`` of a background
+        write (``final`` False), which is reported and counted in :attr:`failed`."""
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        if self._error is not None:
-            err, self._error = self._error, None
+        if self._error is None:
+            return
+        (path, err), self._error = self._error, None
+        if not isinstance(err, OSError):
             raise err
+        newest = self.last_path.name if self.last_path is not None else "none written yet"
+        if final:
+            raise StorageError(f"could not write checkpoint {path}: {_cause(err)} (newest "
+                               f"checkpoint: {newest})") from err
+        self.failed += 1
+        log(f"warning: could not write checkpoint {path.name}: {_cause(err)}; the newest "
+            f"checkpoint is {newest} and the next snapshot tries again"
+            + (f" ({self.failed} failed in a row)" if self.failed > 1 else ""))
+
+
+def _cause(err):
+    """An OSError in words without its traceback: ``[Errno 28] No space left on device``."""
+    return f"[Errno {err.errno}] {err.strerror}" if err.strerror else str(err)

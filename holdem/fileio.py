@@ -8,6 +8,12 @@ import secrets
 from pathlib import Path
 
 
+class StorageError(RuntimeError):
+    """The machine's storage refused a write a run needs (a full disk, a file size limit, a
+    full /dev/shm): the message names the file and the cause. The CLIs print it on one line and
+    exit 1; what was written before stays as it was."""
+
+
 def _fsync_dir(directory):
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -75,7 +75,7 @@ class RunResult:
 
 
 class StopFlag:
-    """Turns SIGINT/SIGTERM into a flag the run checks, for the whole of a run: from before it
+    """Turns SIGINT/SIGTERM/SIGHUP (a closed terminal) into a flag the run checks, for the whole of a run: from before it
     makes its executor (worker processes, shared-memory files) until that is closed, so no
     signal ends the process before its cleanup has run. While the loop runs (``training``) the
     first signal stops it with a final checkpoint; before, the run stops at its next step
@@ -90,7 +90,7 @@ class StopFlag:
         self._old = {}
 
     def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             try:
                 self._old[sig] = signal.signal(sig, self._handle)
             except ValueError:          # not in the main thread: no handlers

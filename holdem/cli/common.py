@@ -48,7 +48,8 @@ def program_name():
 
 def run_main(main, argv=None):
     """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2 (bad
-    input) or 1 (workers failing faster than the restart budget allows), with the prefix
+    input) or 1 (workers failing faster than the restart budget allows; storage refusing a
+    checkpoint or shared-memory file: :class:`holdem.fileio.StorageError`), with the prefix
     argparse gives its own errors (``python -m holdem.cli.NAME``)."""
     prog = program_name()
     try:
@@ -60,9 +61,10 @@ def run_main(main, argv=None):
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     except RuntimeError as exc:
+        from holdem.fileio import StorageError
         from holdem.runtime.pool import WorkerFailure     # only once something failed
 
-        if not isinstance(exc, WorkerFailure):
+        if not isinstance(exc, (WorkerFailure, StorageError)):
             raise
         print(f"{prog}: error: {exc}", file=sys.stderr)   # the run already said "stopping: ..."
         return 1

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from holdem.fileio import StorageError
 from holdem.store.kernels import StoreArrays
 
 _ALIGN = 64
@@ -160,8 +161,21 @@ class SharedAllocator:
             raise RuntimeError(f"shared memory of run {self.run_id} is closed: not creating "
                                f"{Path(path).name}")
         path = Path(path)
+        descriptor = layout_descriptor(path, specs)
+        # tmpfs allocates pages on first touch: a file larger than what is free would be made
+        # and later kill the process with SIGBUS. Not airtight (other files' untouched pages),
+        # but a full /dev/shm is named here instead.
+        free = _free_bytes(self.directory)
+        if free is not None and descriptor["size"] > free:
+            raise StorageError(f"not enough space in {self.directory} for the store's next "
+                               f"shared-memory file {path.name}: {descriptor['size']:,} bytes "
+                               f"needed, {free:,} free")
         self.owned.add(path)
-        return Segment(layout_descriptor(path, specs), create=True)
+        try:
+            return Segment(descriptor, create=True)
+        except OSError as exc:
+            raise StorageError(f"could not make the store's shared-memory file {path}: "
+                               f"[Errno {exc.errno}] {exc.strerror}") from exc
 
     def __call__(self, specs):
         generation = self.generation + 1
@@ -197,6 +211,15 @@ class SharedAllocator:
         while self.segments:
             _, seg = self.segments.popitem()
             seg.close()
+
+
+def _free_bytes(directory):
+    """Bytes an unprivileged process may still write under ``directory`` (None if unknown)."""
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
 
 
 def segment_path(generation, directory, pid, run_id):

@@ -268,8 +268,10 @@ def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
     """Entry point of a worker process (must be importable for the spawn start method);
     ``ring``: the delta rings' segment (its records go to ring ``worker_index``), or None."""
     # Ctrl-C in a terminal reaches the whole process group: the main process decides what
-    # happens (final checkpoint, then a stop message), so workers ignore it.
+    # happens (final checkpoint, then a stop message), so workers ignore it; likewise the
+    # SIGHUP of a closed terminal.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     # A main process that is killed runs no cleanup: without this, a worker would go on
     # starting up (seconds of kernel loading under load) or finish its flush first.
     if not die_with_parent(parent_pid):
