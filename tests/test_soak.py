@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -59,3 +60,36 @@ def test_ci_soak_recovers_from_every_fault(game, tmp_path):
     assert "problems: none" in proc.stdout, report
     if game == "leduc":
         assert "unfaulted in-process run" in proc.stdout, report
+
+
+def _soak_module():
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import soak
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return soak
+
+
+def test_rates_leave_out_the_stretches_a_fault_touched():
+    """Known progress: 100 it/s, a fault from 20 s whose effect ended at 30 s (counted until
+    40 s with the settle time), a second run from 50 s at 300 it/s; the runs used half a CPU
+    second per wall second. Only the stretches clear of the fault count."""
+    soak = _soak_module()
+    assert soak.SETTLE == 10.0
+    run1 = SimpleNamespace(progress=[(t, 100 * t) for t in range(0, 46)])     # to 45 s
+    run2 = SimpleNamespace(progress=[(t, 300 * (t - 50)) for t in range(50, 101)])
+    fault = SimpleNamespace(at=20.0, until=30.0)
+    view = SimpleNamespace(segments=[run1, run2], faults=[fault],
+                           cpu=[(0.0, 0.0), (100.0, 50.0)], loadavg=[(10.0, 1.0), (60.0, 3.0)])
+    view._cpu_at = lambda t: soak.Soak._cpu_at(view, t)
+    rate = soak.Soak.window_rate(view, 0.0, 100.0)
+    # kept: 0-20 s (2,000 it) and 40-45 s (500 it) of run 1; 50-100 s of run 2 (15,000 it)
+    assert rate.seconds == pytest.approx(75.0)
+    assert rate.trained == pytest.approx(17_500)
+    assert rate.per_second == pytest.approx(17_500 / 75)
+    assert rate.per_cpu == pytest.approx(17_500 / 37.5)
+    assert rate.share == pytest.approx(0.75)
+    assert rate.load == pytest.approx(2.0)
+    clear = soak.Soak.window_rate(view, 50.0, 100.0)
+    assert clear.per_second == pytest.approx(300.0) and clear.share == pytest.approx(1.0)

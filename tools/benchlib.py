@@ -49,6 +49,9 @@ def log(text):
     print(text, file=sys.stderr, flush=True)
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
 # -- /proc ------------------------------------------------------------------------------------
 def children(ppid):
     """Pids of the live worker processes of ``ppid`` (multiprocessing's resource tracker left
@@ -57,13 +60,12 @@ def children(ppid):
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
+        rest = _stat_fields(entry)
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
             cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
         except OSError:
             continue
-        rest = stat[stat.rindex(")") + 2:].split()
-        if int(rest[1]) == ppid and rest[0] != "Z" and b"resource_tracker" not in cmd:
+        if rest is not None and int(rest[1]) == ppid and rest[0] != "Z" and b"resource_tracker" not in cmd:
             out.append(int(entry))
     return sorted(out)
 
@@ -81,13 +83,24 @@ def proc_table():
     return table
 
 
-def _stat(pid):
+def _stat_fields(pid):
+    """The fields of ``/proc/PID/stat`` after the command name (the state first), or None."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    rest = stat[stat.rindex(")") + 2:].split()
-    return int(rest[1]), rest[0], int(rest[19])
+    return stat[stat.rindex(")") + 2:].split()
+
+
+def _stat(pid):
+    rest = _stat_fields(pid)
+    return None if rest is None else (int(rest[1]), rest[0], int(rest[19]))
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds process ``pid`` used so far (None if it is gone)."""
+    rest = _stat_fields(pid)
+    return None if rest is None else (int(rest[11]) + int(rest[12])) / CLOCK_TICKS
 
 
 def is_alive(pid, start):

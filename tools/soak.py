@@ -41,15 +41,22 @@ process (its workers: within 1 s of a clean exit, within 10 s of a SIGKILL, whic
 by polling their parent) and no /dev/shm file (a killed run's files: once the next run
 started). At the end: a clean stop (SIGINT: final checkpoint, exit 0, its ``done:`` line),
 memory flat (total PSS of the main process and workers, median of the first 20% of samples
-against the last 20%), and for a game with exact evaluation (Kuhn, Leduc) the final
+against the last 20%), the rate flat (iterations per CPU second of the run's processes, away
+from faults, first 20 minutes or 20% against the last: within --max-slowdown, judged when the
+windows last 5 minutes or more), and for a game with exact evaluation (Kuhn, Leduc) the final
 exploitability within --max-ratio of an in-process run of the same iterations (--reference).
 
+Rates count only the stretches between progress lines that overlap no fault (a fault lasts
+from its injection to 10 s after its effect ended: recovery, or a load's end). Per wall second
+is what the machine gave the run, other load on it included (the window's mean load average
+is printed beside it); per CPU second is the run's own speed.
+
 Output (stdout): one line per fault (time, kind, target, what the checks found) and a summary
-table (per kind: count, recovered, failures; rates in the first and last 20 minutes or 20%,
-PSS, leftover files and processes). Exits 1 if any check failed. Logs of each run go to
-DIR/soak/.
+table (per kind: count, recovered, failures; the rates, PSS, leftover files and processes).
+Exits 1 if any check failed. Logs of each run go to DIR/soak/.
 """
 
+import bisect
 import ctypes
 import os
 import random
@@ -73,6 +80,8 @@ from holdem.runtime import shm
 KINDS = ("worker-kill", "worker-stop", "main-kill", "main-stop", "disk-full", "slow-disk",
          "cpu-load")
 WORKER_KINDS = ("worker-kill", "worker-stop")
+LOAD_KINDS = ("slow-disk", "cpu-load")     # run in the background for their duration
+SETTLE = 10.0                   # seconds after a fault's effect ended still counted as its own
 FSIZE_LIMIT = 1024              # bytes: smaller than any checkpoint (Kuhn's is about 3 KB)
 CLEAN_EXIT_GRACE = 1.0          # seconds a worker may outlive a main process that exited
 KILLED_GRACE = 10.0             # ... one that was SIGKILLed (workers poll their parent each 1 s)
@@ -80,6 +89,7 @@ TICK = 0.25                     # seconds between looks at the run
 RESUME_RE = re.compile(r"^resuming from (\S+) at iteration ([\d,]+)$")
 EXPLOIT_RE = re.compile(r"^exploitability: ([\d.eE+-]+)", re.M)
 _LIBC = ctypes.CDLL(None, use_errno=True)
+MIN_RATE_WINDOW = 300.0         # seconds: shorter first/last windows are too noisy to judge
 
 _BUSY = "import sys, time\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass"
 _WRITER = """import os, sys, time
@@ -107,10 +117,34 @@ class Fault:
     seconds: float          # stop or load duration
     busy: int               # busy loops of cpu-load
     at: float = 0.0         # soak seconds when injected
+    until: float = 0.0      # soak seconds when its effect ended (recovered; a load's end)
     target: str = ""
     recovered: bool = False
     detail: str = ""
     problems: list = field(default_factory=list)
+
+
+@dataclass
+class Rate:
+    """Training in one window of the soak, away from faults."""
+
+    trained: float          # iterations
+    seconds: float          # wall seconds of the stretches counted
+    cpu: float              # CPU seconds the run's processes used in them
+    window: float           # wall seconds of the window
+    load: float             # mean 1-minute load average in the window
+
+    @property
+    def per_second(self):
+        return self.trained / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def per_cpu(self):
+        return self.trained / self.cpu if self.cpu > 0 else 0.0
+
+    @property
+    def share(self):
+        return self.seconds / self.window if self.window > 0 else 0.0
 
 
 class Schedule:
@@ -252,6 +286,9 @@ class Soak:
         self.loads = []             # background load processes
         self.verified = {}          # checkpoint name -> (created, iterations)
         self.memory = []            # (soak seconds, PSS bytes of main + workers)
+        self.cpu = [(0.0, 0.0)]     # (soak seconds, CPU seconds the runs used so far)
+        self.loadavg = []           # (soak seconds, 1-minute load average)
+        self._cpu_seen = {}         # (pid, start) -> CPU seconds at the last look
         self.stopped = set()        # (pid, start) of workers under SIGSTOP
         self._next_look = self._next_sample = 0.0
         self.stop_at = self.end_iterations = None
@@ -287,12 +324,32 @@ class Soak:
             for seg in self.segments:
                 if seg.alive():
                     seg.look(table)
+            self._sample_cpu(now, table)
         if now >= self._next_sample and self.seg.ready and self.seg.alive():
             self._next_sample = now + self.sample_every
             sample = benchlib.sample_pss(self.seg.pid, self.args.workers)
             if sample is not None:
                 self.memory.append((now, sum(total for _, total, _ in sample.values())))
         self.loads = [p for p in self.loads if p.poll() is None]
+
+    def _sample_cpu(self, now, table):
+        """Add the CPU seconds the current run's processes (main, workers) used since the last
+        look; and the load average, to tell the run's own slowdown from the machine's."""
+        seg = self.seg
+        pids = [seg.pid] + [pid for pid, (ppid, state, _) in table.items()
+                            if ppid == seg.pid and state != "Z"]
+        used = 0.0
+        for pid in pids:
+            got = benchlib.cpu_seconds(pid)
+            if got is not None:
+                key = (pid, table.get(pid, (0, "", 0))[2])
+                used += got - self._cpu_seen.get(key, 0.0)
+                self._cpu_seen[key] = got
+        self.cpu.append((now, self.cpu[-1][1] + max(used, 0.0)))
+        try:
+            self.loadavg.append((now, float(Path("/proc/loadavg").read_text().split()[0])))
+        except (OSError, ValueError, IndexError):
+            pass
 
     def wait_for(self, condition, timeout, run=False):
         """Tick until ``condition()`` holds (True) or ``timeout`` seconds pass (False); with
@@ -426,6 +483,8 @@ class Soak:
         before = self.seg.iterations
         handler = getattr(self, "_" + fault.kind.replace("-", "_"))
         handler(fault, before)
+        fault.until = max(self.now(), fault.at + fault.seconds if fault.kind in LOAD_KINDS
+                          else 0.0)
         fault.problems += self.check_checkpoints()
         self.faults.append(fault)
         took = self.now() - fault.at
@@ -578,6 +637,7 @@ class Soak:
         fault.problems.append(f"the run exited by itself (exit {code}): {seg.last_error()}")
         fault.problems += self.check_exit(seg, killed=False)
         fault.recovered = self.resume(fault, seg)
+        fault.until = self.now()
         self.faults.append(fault)
         print(f"{fault.at:8.1f} s  run-exit    {fault.target:<28} "
               f"{'recovered' if fault.recovered else 'NOT RECOVERED'}; FAILED: "
@@ -679,13 +739,28 @@ class Soak:
         return files, procs
 
     def window_rate(self, lo, hi):
-        """Iterations per second trained between soak seconds ``lo`` and ``hi`` (progress of
-        each run counted from its own start: iterations lost to a kill are not subtracted)."""
-        trained = 0
+        """Training between soak seconds ``lo`` and ``hi`` away from the faults: a
+        :class:`Rate` over the stretches between progress lines that overlap no fault (from
+        its injection to SETTLE seconds after its effect ended). Progress of each run counts
+        from its own start (iterations lost to a kill are not subtracted)."""
+        spans = [(f.at, f.until + SETTLE) for f in self.faults]
+        trained = seconds = cpu = 0.0
         for seg in self.segments:
             points = [(t, n) for t, n in seg.progress if lo <= t <= hi]
-            trained += sum(b - a for (_, a), (_, b) in zip(points, points[1:]) if b > a)
-        return trained / max(hi - lo, 1e-9)
+            for (ta, a), (tb, b) in zip(points, points[1:]):
+                if b > a and not any(s < tb and ta < e for s, e in spans):
+                    trained += b - a
+                    seconds += tb - ta
+                    cpu += self._cpu_at(tb) - self._cpu_at(ta)
+        load = [v for t, v in self.loadavg if lo <= t <= hi]
+        return Rate(trained, seconds, cpu, hi - lo, statistics.mean(load) if load else 0.0)
+
+    def _cpu_at(self, t):
+        """CPU seconds the runs had used at soak second ``t`` (interpolated)."""
+        times = [x for x, _ in self.cpu]
+        i = min(max(bisect.bisect_left(times, t), 1), len(times) - 1)
+        (t0, c0), (t1, c1) = self.cpu[i - 1], self.cpu[i]
+        return c0 + (c1 - c0) * min(max((t - t0) / (t1 - t0), 0.0), 1.0) if t1 > t0 else c1
 
     def exploitability(self, path):
         proc = subprocess.run([sys.executable, "-m", "holdem.cli.eval_blueprint", "--checkpoint",
@@ -726,8 +801,7 @@ class Soak:
         lines.append(f"iterations: {self.end_iterations or 0:,} in {(end - begin) / 60:.1f} min "
                      f"of training over {len(self.segments)} run(s); checkpoints verified: "
                      f"{len(self.verified)}")
-        lines.append(f"rate: first {window / 60:.1f} min {first:,.0f} it/s, last "
-                     f"{last:,.0f} it/s ({last / first if first else 0:.2f}x)")
+        lines += self._rate_lines(window, first, last)
         lines.append(self._memory_line(begin + window, end - window))
         lines.append(f"leftover files: {len(files)}; leftover processes: {len(procs)}")
         if self.end_iterations and self.exact_game():
@@ -736,6 +810,27 @@ class Soak:
         print("\n".join(lines), flush=True)
         failed = self.problems or any(f.problems or not f.recovered for f in self.faults)
         return 1 if failed else 0
+
+    def _rate_lines(self, window, first, last):
+        """The rate in the first and last windows away from faults: per second of wall time
+        (what the machine gave the run, other load included) and per CPU second the run's
+        processes used (the run's own speed: flat unless the run itself slows down, which is
+        the check, with --max-slowdown)."""
+        lines = []
+        for name, a, b in (("first", first, None), ("last", last, first)):
+            lines.append(f"rate, {name} {window / 60:.1f} min: {a.per_second:,.0f} it/s over "
+                         f"{a.seconds / 60:.1f} min away from faults ({a.share:.0%}); "
+                         f"{a.per_cpu:,.0f} it per CPU second; load average {a.load:.1f}"
+                         + ("" if b is None else f" -- {a.per_second / b.per_second:.2f}x and "
+                            f"{a.per_cpu / b.per_cpu:.2f}x the first" if b.per_second
+                            and b.per_cpu else ""))
+        if window < MIN_RATE_WINDOW:
+            lines.append(f"rate: windows under {MIN_RATE_WINDOW / 60:.0f} min, not judged")
+        elif first.per_cpu and last.per_cpu < (1 - self.args.max_slowdown) * first.per_cpu:
+            self.problems.append(f"the run slowed down: {last.per_cpu / first.per_cpu:.2f}x the "
+                                 f"iterations per CPU second of its first {window / 60:.0f} min "
+                                 f"(limit {1 - self.args.max_slowdown:.2f}x)")
+        return lines
 
     @staticmethod
     def _row(kind, faults):
@@ -842,6 +937,10 @@ def main(argv=None):
                    help="how long a fault may take to recover (default 180)")
     p.add_argument("--memory-tolerance", type=float, default=0.25, metavar="FRACTION",
                    help="PSS growth allowed between the first and last 20%% (default 0.25)")
+    p.add_argument("--max-slowdown", type=float, default=0.10, metavar="FRACTION",
+                   help="drop allowed in iterations per CPU second between the first and last "
+                        "20 minutes (or 20%%) away from faults; judged when those windows last "
+                        "5 minutes or more (default 0.10)")
     p.add_argument("--reference", action="store_true",
                    help="exact games: train an unfaulted in-process run of the same iterations "
                         "and compare exploitability")
