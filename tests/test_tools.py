@@ -98,22 +98,43 @@ def test_bench_merge_reports_capacity():
     last = proc.stdout.splitlines()[-1]
     m = re.fullmatch(r"merge capacity: (\d+) iterations/s \((\d+) threads\)", last)
     assert m, last
-    assert int(m[1]) > 0
     assert m[2] == "2"
     got = fields(proc.stdout)
+    number = {name: float(value.replace(",", "")) for name, value in got.items()
+              if re.fullmatch(r"[\d,.]+", value)}
     assert got["config"] == "leduc"
     assert got["infosets in the store"] == f"{LEDUC_INFOSETS}"
     assert got["records"] == "6"
     assert got["iterations per record"] == "500 (the flush of 15 workers)"
-    for name in ("delta bytes per iteration", "receive ms/record",
-                 "per-worker rate here (it/s)", "workers served"):
-        assert float(got[name].replace(",", "")) > 0, name
+    # Timings cannot be known, but the figures derived from them can: each is checked against
+    # the printed figures it comes from, within their rounding.
+    capacity, rate = number["capacity (it/s)"], number["per-worker rate here (it/s)"]
+    assert int(m[1]) == capacity > 0
+    assert number["per-worker rate predicted for (it/s)"] == rate > 0    # no --worker-rate
+    assert number["workers served"] == pytest.approx(capacity / rate, abs=0.05 + 1e-6)
+    for name in ("delta bytes per iteration", "receive ms/record"):
+        assert number[name] > 0, name
     # A pass's fixed cost and each record's are fitted from two timings and clamped at 0: on a
     # loaded machine either can come out 0 (record ms did once in CI), never both.
-    fitted = [float(got[name]) for name in ("pass ms", "record ms")]
-    assert min(fitted) >= 0 and sum(fitted) > 0, fitted
-    assert re.fullmatch(r"[\d.]+ ms \([\d,]+ iterations\)|saturated",
-                        got["flush to merge at 15 workers"])
+    a, b = number["pass ms"], number["record ms"]
+    assert min(a, b) >= 0 and a + b > 0, (a, b)
+    # The delay at 15 workers: records arrive at L = 15 x rate / 500 per second, a pass takes
+    # T = a / (1 - L b), a record waits 1.5 T (tools/bench_merge.py); printed a and b are
+    # rounded to 0.0005 ms, so T is known within an interval.
+    arrivals = 15 * rate / 500 / 1e3                          # per millisecond
+    lows = (max(0.0, a - 5e-4), max(0.0, b - 5e-4))
+    highs = (a + 5e-4, b + 5e-4)
+    delay = got["flush to merge at 15 workers"]
+    if arrivals * highs[1] < 1:
+        dm = re.fullmatch(r"([\d.]+) ms \(([\d,]+) iterations\)", delay)
+        assert dm, delay
+        wait_ms, wait_iters = float(dm[1]), int(dm[2].replace(",", ""))
+        assert (1.5 * lows[0] / (1 - arrivals * lows[1]) - 0.005 <= wait_ms
+                <= 1.5 * highs[0] / (1 - arrivals * highs[1]) + 0.005), (a, b, rate, delay)
+        assert wait_iters == pytest.approx(wait_ms / 1e3 * 15 * rate,
+                                           abs=0.005e-3 * 15 * rate + 1)
+    elif arrivals * lows[1] >= 1:
+        assert delay == "saturated"
 
 
 @pytest.mark.slow
@@ -124,14 +145,22 @@ def test_bench_scaling_reports_fraction_of_ceiling():
     lines = proc.stdout.splitlines()
     m = re.fullmatch(r"fraction of ceiling at 2 workers: (\d+\.\d\d)", lines[-1])
     assert m, lines[-1]
-    assert float(m[1]) > 0
     rows = {line.split()[0]: line.split() for line in lines[1:3]}
     assert set(rows) == {"1", "2"}
-    assert rows["1"][2] == "1.00x"                 # speed-up of one worker against itself
-    assert rows["1"][4] == "n/a"                   # in-process: no merge line
-    assert float(rows["2"][5]) > 0                 # merge ms/delta from the parallel run
-    for r in rows.values():
-        assert float(r[1].replace(",", "")) > 0
+    rate = {w: float(r[1].replace(",", "")) for w, r in rows.items()}
+    assert min(rate.values()) > 0, rate
+    top = re.fullmatch(r"ceiling: ([\d,]+) it/s \(2 independent in-process runs\)", lines[-2])
+    assert top, lines[-2]
+    top = float(top[1].replace(",", ""))
+    # Speed-up and fractions are ratios of the printed rates (rounded to 0.01; the rates to
+    # 1 it/s, which moves a ratio of rates in the thousands by far less).
+    assert rows["1"][2] == "1.00x"                 # one worker against itself
+    assert float(rows["2"][2].rstrip("x")) == pytest.approx(rate["2"] / rate["1"], abs=0.0051)
+    for w in ("1", "2"):
+        assert float(rows[w][3]) == pytest.approx(rate[w] / top, abs=0.0051)
+    assert float(m[1]) == pytest.approx(rate["2"] / top, abs=0.0051)
+    assert rows["1"][4:7] == ["n/a"] * 3           # in-process: no merge line
+    assert rows["2"][4].endswith("%") and float(rows["2"][5]) > 0    # the parallel run's
 
 
 def test_bench_scaling_without_ceiling():
@@ -144,6 +173,11 @@ def test_bench_backends_compares_both_backends():
     pytest.importorskip("ray")
     proc = run_tool("bench_backends.py", "--game", "leduc", "--seconds", 2, "--rounds", 1)
     out = fields(proc.stdout)
-    assert re.match(r"process [\d,]+ it/s, ray [\d,]+ it/s \([\d.]+x\)$", out["round 1"])
+    m = re.match(r"process ([\d,]+) it/s, ray ([\d,]+) it/s \(([\d.]+)x\)$", out["round 1"])
+    assert m, out["round 1"]
+    process, ray, ratio = (float(x.replace(",", "")) for x in m.groups())
+    assert min(process, ray) > 0 and ratio == pytest.approx(ray / process, abs=0.0051)
     assert "ray: 1 node(s), 0 of 2 workers on other nodes" in proc.stdout
-    assert float(out["median ratio ray/process"].split("x")[0]) > 0
+    # One round: the median ratio and the ratio of the medians are that round's ratio.
+    assert out["median ratio ray/process"] == f"{m[3]}x ({m[3]}x)"
+    assert out["median process"].endswith(f"ratio of the medians: {m[3]}x")
