@@ -132,9 +132,21 @@ def test_comparison_of_two_checkpoints(bp, runs):
     first = range_chart(bp, ["r2.5b"])
     second = range_chart(holdem.Blueprint.load(runs[1]), ["r2.5b"])
     cmp = compare(first, second)
-    np.testing.assert_array_equal(cmp.raise_delta,
-                                  second.raise_frequency() - first.raise_frequency())
-    np.testing.assert_array_equal(cmp.delta, second.probs - first.probs)
+    # Expected from the two blueprints' own answers (Blueprint.query per class), not from the
+    # charts' arrays: the delta of each label, and of the raise and all-in labels together.
+    bp_b = holdem.Blueprint.load(runs[1])
+    assert cmp.actions == first.actions == second.actions
+    moved = 0
+    for r, row in enumerate(GRID):
+        for c, name in enumerate(row):
+            hole = combos(name)[0]
+            a, b = bp.query(["r2.5b"], hole), bp_b.query(["r2.5b"], hole)
+            want = [b[label] - a[label] for label in cmp.actions]
+            np.testing.assert_allclose(cmp.delta[r, c], want, rtol=0, atol=1e-15)
+            raises = sum(want[k] for k, label in enumerate(cmp.actions) if label[0] in "ra")
+            assert cmp.raise_delta[r, c] == pytest.approx(raises, abs=1e-12)
+            moved += any(want)
+    assert moved > 84, moved                    # 20,000 more iterations move most classes
     assert not compare(first, first).delta.any()
     for cell in _cells(charts.comparison_to_html(cmp)).cells:
         assert json.loads(cell["data-first"]) == first.mix(cell["data-hand"])
@@ -143,6 +155,21 @@ def test_comparison_of_two_checkpoints(bp, runs):
     assert len(text.splitlines()) == 15 and "\x1b" not in text
     with pytest.raises(ChartError, match="cannot compare"):
         compare(first, range_chart(bp, []))
+
+
+def test_comparison_aligns_labels_that_only_one_chart_has():
+    """A label missing from one chart counts as probability 0 there (hand-made charts)."""
+    def chart(actions, mix):
+        probs = np.broadcast_to(np.array(mix, float), (13, 13, len(mix))).copy()
+        return charts.RangeChart(source="x", line=("r2.5b",), player=1, actions=actions,
+                                 names=actions, probs=probs)
+
+    first = chart(("f", "c", "r7.5b"), [0.5, 0.25, 0.25])
+    second = chart(("f", "c", "a"), [0.125, 0.5, 0.375])
+    cmp = compare(first, second)
+    assert cmp.actions == ("f", "c", "r7.5b", "a")
+    np.testing.assert_array_equal(cmp.delta[3, 7], [-0.375, 0.25, -0.25, 0.375])
+    np.testing.assert_array_equal(cmp.raise_delta, np.full((13, 13), 0.125))   # 0.375 - 0.25
 
 
 def test_bad_lines_are_rejected(bp):
@@ -196,8 +223,9 @@ def test_png_with_matplotlib(bp, tmp_path):
     chart = range_chart(bp, [])
     charts.save_png(chart, tmp_path / "a.png")
     charts.save_png(compare(chart, chart), tmp_path / "b.png")
-    assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (tmp_path / "b.png").stat().st_size > 0
+    for name in ("a.png", "b.png"):
+        png = (tmp_path / name).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[-8:-4] == b"IEND", name   # whole files
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "b.png"]   # no temp files
 
 
