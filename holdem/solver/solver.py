@@ -133,12 +133,26 @@ class DcfrSchedule:
             self.apply(store, owed)
         return owed
 
+    def catch_up_merged(self, store, merged, elapsed):
+        """Apply the sweeps owed once ``merged`` iterations are merged (a run loop fed by
+        workers): with the iteration clock those an in-process kernel would have applied by
+        then, before iterations 0 .. merged - 1 -- sweep k once an iteration past
+        k * dcfr_interval is in, not on reaching it -- so a checkpoint holds the same sweeps
+        whichever executor wrote it and :meth:`resume` counts them right."""
+        if self.cfg.schedule_clock == "iterations":
+            merged -= 1
+        return self.catch_up(store, max(0, merged), elapsed)
+
     def resume(self, steps, iterations):
         """Continue a run that stopped at ``iterations`` with ``steps`` sweeps counted (a
-        schedule the kernel does not serve also counts the sweeps a kernel applied)."""
+        schedule the kernel does not serve also counts the sweeps a kernel applied, which
+        ``steps`` leaves out; a checkpoint of a run loop from before
+        :meth:`catch_up_merged` may count one more, at an exact multiple of the interval, and
+        that sweep is not applied again)."""
         self.steps = int(steps)
         if not self.kernel_handles_iterations:
             self.sync_to(iterations)
+            self.steps = max(self.steps, int(steps))
 
     def replay(self, store, step):
         """Apply sweep number ``step`` (from 1), as the store it copies had it."""
