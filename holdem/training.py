@@ -356,7 +356,7 @@ class Run:
             return "done"
         if limit is not None and self.store.nbytes >= limit:
             log(f"store reached {format_bytes(self.store.nbytes)} (--max-memory "
-                f"{tc.max_memory_gb} GB): checkpointing and stopping")
+                f"{tc.max_memory_gb} GiB): checkpointing and stopping")
             return "max_memory"
         return None
 

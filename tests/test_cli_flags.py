@@ -469,6 +469,9 @@ def test_build_buckets_method_ehs2_ignores_the_kmeans_flags(tiny_buckets):
     (["--kmeans-iters", "many"], "argument --kmeans-iters: expected an integer, got 'many'"),
     (["--kmeans-sample", "99"], "argument --kmeans-sample: must be in 100..100000000, got 99"),
     (["--method", "kmeans"], "argument --method: invalid choice: 'kmeans'"),
+    # checked with the method: emd histograms of more buckets would not fit (a traceback before)
+    (["--k-turn", "600"], "--k-turn must be at most 512 with method emd"),
+    (["--k-river", "513"], "--k-river must be at most 512 with method emd"),
 ])
 def test_build_buckets_bad_kmeans_values_name_the_flag(tmp_path, capsys, args, message):
     from holdem.cli import build_buckets
@@ -480,3 +483,12 @@ def test_build_buckets_bad_kmeans_values_name_the_flag(tmp_path, capsys, args, m
     err = capsys.readouterr().err
     assert err.startswith("python -m holdem.cli.build_buckets: error: ") and message in err
     assert err.count("\n") == 1 and not out.exists()
+
+
+def test_keep_checkpoints_zero_is_refused_as_the_flag(tmp_path):
+    proc = run("train_blueprint", "--game", "kuhn", "--iters", "10", "--keep-checkpoints", "0",
+               "--logdir", tmp_path / "log", check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("python -m holdem.cli.train_blueprint: error: argument "
+                                   "--keep-checkpoints: must be positive, got '0'")
+    assert not (tmp_path / "log").exists()

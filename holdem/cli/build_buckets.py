@@ -171,6 +171,11 @@ def main(argv=None):
         preflop_samples=args.preflop_samples, turn_samples=args.turn_samples,
         river_samples=args.river_samples, method=args.method,
         kmeans_iters=args.kmeans_iters, kmeans_sample=args.kmeans_sample)
+    try:
+        params.validate()
+    except ValueError as exc:       # "k_turn must be ...": named as its flag
+        field, _, rest = str(exc).partition(" ")
+        parser.error(f"--{field.replace('_', '-')} {rest}")
     out = Path(args.out)
     if out.is_dir():
         parser.error(f"--out {out} is a directory")

@@ -91,6 +91,13 @@ def non_negative_int(text):
     return value
 
 
+def positive_int(text):
+    value = non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return value
+
+
 def iteration_count(text):
     """A positive whole number written as ``100000``, ``1e6`` or ``1_000_000``."""
     try:

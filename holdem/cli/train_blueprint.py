@@ -9,7 +9,8 @@ Prints progress on stderr and, at the end, one line on stdout:
 import sys
 
 from holdem import config as config_mod
-from holdem.cli.common import ArgumentParser, non_negative_int, positive_float, run_main
+from holdem.cli.common import (ArgumentParser, non_negative_int, positive_float, positive_int,
+                               run_main)
 from holdem.games import registry
 
 
@@ -41,7 +42,7 @@ def build_parser():
     p.add_argument("--snapshot-interval", "--checkpoint-interval", type=positive_float,
                    dest="snapshot_interval", metavar="SECONDS",
                    help="seconds between checkpoints (default 600)")
-    p.add_argument("--keep-checkpoints", type=non_negative_int, metavar="K",
+    p.add_argument("--keep-checkpoints", type=positive_int, metavar="K",
                    help="checkpoints to keep (default 3)")
     p.add_argument("--resume-from", metavar="PATH",
                    help="checkpoint file or logdir (its newest checkpoint) to continue from")
