@@ -392,7 +392,10 @@ def test_a_worker_that_fails_once_is_replaced_and_the_count_stays_exact(launch, 
                                                                          orphans):
     directory, env = fault_env(tmp_path)
     iters = 1_000_000
-    run = launch("run", "--game", "leduc", "--iters", iters, "--num-workers", 2,
+    # worker_timeout 600: on a busy machine a worker silent past the default 10 s would be
+    # restarted too, and the count below is of the one planted failure.
+    config = leduc_config(tmp_path / "c.yaml", worker_timeout=600)
+    run = launch("run", "--config", config, "--iters", iters, "--num-workers", 2,
                  "--start-method", "fork", "--logdir", tmp_path / "run",
                  command=driver(tmp_path, WORKER_0_FAILS_ITS_FIRST_START), env=env)
     assert run.finish() == 0, run.stderr
