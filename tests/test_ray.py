@@ -109,18 +109,25 @@ def nodes_of(executor):
 
 def test_leduc_on_two_nodes_converges_like_in_process(cluster, shm_dir, tmp_path):
     # One worker per node: the head's reads the main store, the other's its node's replica.
-    # Means over two seeds on both sides (one run's exploitability varies by 10-15%).
-    # Measured on the 2-core machine: in-process 0.0085 and 0.0098; Ray 0.0096-0.0107 over
-    # three runs, 1.08x in the mean; in one CI run 0.0125 and 0.0117, 1.32x. The replica's lag
-    # depends on how the two nodes' processes share the cores, so the bound leaves room for a
-    # busy machine; a replica that never applied a delta scored 0.078 (seed 0), 8.5x.
+    # Sums over two seeds on both sides (one run's exploitability varies by 10-15%).
+    # In-process (exact for a seed): 0.00854 and 0.00982. Ray, the ratio of the sums on the
+    # 2-core machine: earlier 1.08x (three runs) and 1.32x (one CI run); 1.37x and 1.47x with
+    # a soak and a benchmark beside it (load average 9); 1.52x and 1.53x with two busy loops
+    # more (load 11); the worst single seed of 16 such runs 1.64x. 8 M iterations instead of
+    # 4 M measured the same (1.56x): the replica's lag costs a factor that more iterations do
+    # not shrink, so the bound comes from these measurements: 2.5x, 1.6 times the worst sum
+    # measured, while a replica that never applies a delta scores 6.6x (0.0619 and 0.0599;
+    # 8.5x once).
     iters = 4_000_000
     serial, parallel = [], []
     for seed in (0, 1):
         config = leduc(iters=iters, seed=seed)
         train(config, tmp_path / f"serial{seed}", progress=False)
         serial.append(exploitability(tmp_path / f"serial{seed}", config))
-        executor = ray_executor(config, 2)
+        # worker_timeout 600: a loaded machine can leave a worker silent past the default 10 s,
+        # which restarts it (by design), and this run must have none.
+        executor = ray_executor(config_mod.with_overrides(config, train={"worker_timeout": 600}),
+                                2)
         result = train(config, tmp_path / f"ray{seed}", progress=False, executor=executor)
         assert (result.iterations, result.infosets) == (iters, LEDUC_INFOSETS)
         assert sorted(nodes_of(executor)) == [False, True]      # a worker on each node
@@ -131,7 +138,7 @@ def test_leduc_on_two_nodes_converges_like_in_process(cluster, shm_dir, tmp_path
         assert "1 of 2 workers on other nodes" in line and "1 replica(s)" in line, line
         parallel.append(exploitability(tmp_path / f"ray{seed}", config))
         assert holdem_actors() == [] and list(shm_dir.iterdir()) == []
-    assert sum(parallel) < 2.0 * sum(serial), (parallel, serial)
+    assert sum(parallel) < 2.5 * sum(serial), (parallel, serial)
 
 
 def _kill_during_run(executor, action, min_iters=200_000):
