@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from holdem import checkpoint as ckpt
 from holdem.runtime import shm
 from holdem.runtime.pool import RestartBudget, WorkerFailure
 from holdem.store.store import RegretStore
@@ -313,7 +314,8 @@ def test_killed_worker_then_sigint_under_load_leaves_nothing(launch, tmp_path, o
             p.kill()
             p.wait()
     assert "received SIGINT" in run.stderr and restarts(run.stderr) >= 1
-    assert run.done()[0] > 0
+    iterations, _, path = run.done()
+    assert iterations > 0 and ckpt.load(path).iterations == iterations   # the final checkpoint
     assert_nothing_left(run, directory, orphans)
 
 
@@ -366,8 +368,6 @@ def test_a_worker_that_never_starts_stops_the_run_within_its_budget(launch, tmp_
 def test_a_worker_that_keeps_dying_stops_the_run_with_a_checkpoint(launch, tmp_path, orphans):
     """Worker 0 trains, is killed, and no replacement starts: the run stops with a final
     checkpoint of the iterations merged."""
-    from holdem import checkpoint as ckpt
-
     directory, env = fault_env(tmp_path)
     config = leduc_config(tmp_path / "c.yaml", worker_restarts=2, progress_interval=0.2)
     run = launch("run", "--config", config, "--iters", 100_000_000, "--num-workers", 2,
