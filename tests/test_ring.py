@@ -193,10 +193,12 @@ def _with_unknown_key(record, game):
 def test_pending_batches_take_flushes_in_order():
     p = Pending(Batch(id=4, t0=1000, n=300, elapsed=0.0))
     assert p.check(1000, 100, False) is None
-    assert p.check(1100, 100, False) is not None   # not the next flush
-    assert p.check(1000, 300, False) is not None   # the last flush must say so
-    assert p.check(1000, 301, True) is not None
-    assert p.check(1000, 0, False) is not None
+    batch = "does not continue batch 4 (1000..1299, 0 merged)"
+    assert p.check(1100, 100, False) == f"flush of iterations 1100..1199 (last: False) {batch}"
+    assert p.check(1000, 300, False) == f"flush of iterations 1000..1299 (last: False) {batch}"
+    assert p.check(1000, 301, True) == f"flush of iterations 1000..1300 (last: True) {batch}"
+    assert p.check(1000, 0, False) == f"flush of iterations 1000..999 (last: False) {batch}"
+    assert p.check(1200, 100, True, merged=200) is None     # merged: as the merge pass counts
     p.merged = 100
     assert p.check(1100, 200, True) is None
     assert p.remainder() == Batch(id=4, t0=1100, n=200, elapsed=0.0)
