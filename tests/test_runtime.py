@@ -285,7 +285,9 @@ def test_sigint_writes_final_checkpoint_and_exits_cleanly(launch, tmp_path):
     assert "received SIGINT" in run.stderr
     assert 0 < done_iters and infosets == LEDUC_INFOSETS
     loaded = ckpt.load(path)
-    assert loaded.iterations == done_iters and loaded.header["elapsed"] < 30
+    # Stopped by the signal, not by its 60 s budget (however slowly a loaded machine got
+    # there: the signal came a second after the first merged iterations).
+    assert loaded.iterations == done_iters and loaded.header["elapsed"] < 60
     assert_no_leftovers(run)
 
 
