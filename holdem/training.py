@@ -382,7 +382,7 @@ class Run:
         """DCFR sweeps owed at the merged iteration count, unless the executor's solver applies
         the schedule itself (an in-process one, at the same points of its iteration sequence)."""
         if not self.executor.discounts_in_kernel:
-            self.dcfr.catch_up_merged(self.store, self.iterations, self.current_elapsed())
+            self.dcfr.catch_up(self.store, self.iterations, self.current_elapsed())
 
     def _account(self, result):
         self.iterations += result.iters

@@ -133,22 +133,17 @@ class DcfrSchedule:
             self.apply(store, owed)
         return owed
 
-    def catch_up_merged(self, store, merged, elapsed):
-        """Apply the sweeps owed once ``merged`` iterations are merged (a run loop fed by
-        workers): with the iteration clock those an in-process kernel would have applied by
-        then, before iterations 0 .. merged - 1 -- sweep k once an iteration past
-        k * dcfr_interval is in, not on reaching it -- so a checkpoint holds the same sweeps
-        whichever executor wrote it and :meth:`resume` counts them right."""
-        if self.cfg.schedule_clock == "iterations":
-            merged -= 1
-        return self.catch_up(store, max(0, merged), elapsed)
-
     def resume(self, steps, iterations):
-        """Continue a run that stopped at ``iterations`` with ``steps`` sweeps counted (a
-        schedule the kernel does not serve also counts the sweeps a kernel applied, which
-        ``steps`` leaves out; a checkpoint of a run loop from before
-        :meth:`catch_up_merged` may count one more, at an exact multiple of the interval, and
-        that sweep is not applied again)."""
+        """Continue a run that stopped at ``iterations`` with ``steps`` sweeps counted. A
+        schedule the kernel does not serve (a run loop fed by workers) also counts the sweeps a
+        kernel applied, which an in-process checkpoint's ``steps`` leaves out; a run loop's own
+        checkpoint at an exact multiple k * dcfr_interval already holds sweep k (the loop
+        sweeps on reaching it, the kernel just before running it), so the larger count wins
+        and no sweep is applied twice.
+
+        Not handled: an in-process run resuming a run loop's checkpoint taken at an exact
+        multiple applies that sweep again (the kernel sweeps before iteration k * interval
+        whatever the count)."""
         self.steps = int(steps)
         if not self.kernel_handles_iterations:
             self.sync_to(iterations)
