@@ -104,7 +104,10 @@ class RunMonitor:
         self.progress.update(iterations, train_seconds, store.num_infosets, store.nbytes,
                              force=force)
         values = self._evaluate(iterations, store, force)
-        if self.scalars_due(force):
+        # The run's last tick is forced; it must not write the step just written again (with a
+        # rate of 0 iterations over the moment between them).
+        repeat = force and self._last_iters is not None and self._last_iters[0] == iterations
+        if self.scalars_due(force) and not repeat:
             now = time.monotonic()
             if self._last_iters is None:
                 rate = first_rate(iterations, self.start_iterations, train_seconds)

@@ -296,7 +296,8 @@ def test_tensorboard_keys_take_effect_with_the_flag(tmp_path):
     started = acc.Tensors("config")[0].wall_time          # written when the monitor starts
     events = acc.Scalars("train/iterations")
     steps = [e.step for e in events]
-    assert steps == sorted(steps) and steps[-1] == iters and events[-1].value == iters
+    assert all(b > a for a, b in zip(steps, steps[1:])), steps
+    assert steps[-1] == iters and events[-1].value == iters
     # Scalars every second (the default, 10 s, would give only the final ones), then the final
     # ones when the run stops, whenever that is; a loaded machine only spaces them more.
     times = [started] + [e.wall_time for e in events]
@@ -322,3 +323,22 @@ def test_after_resume_the_first_progress_line_and_rate_scalar_are_true(tmp_path)
     scalars.Reload()
     first = scalars.Scalars("train/iters_per_sec")[0]
     assert first.step == 220000 and first.value == pytest.approx(rate, rel=1e-3)
+
+
+def test_the_final_tick_does_not_write_the_last_step_again(tmp_path):
+    """With scalars due at every tick, the loop's last tick (after the last batch) and the
+    run's forced final one fall on the same count: one event per step, no rate of 0."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("game:\n  name: kuhn\ntrain:\n  log_interval: 0.001\n")
+    proc = run("train_blueprint", "--config", cfg, "--iters", 300000, "--logdir",
+               tmp_path / "run", "--tensorboard", "--quiet")
+    iters = done_fields(proc.stdout)[0]
+    acc = EventAccumulator(str(tmp_path / "run"), size_guidance={"scalars": 0})
+    acc.Reload()
+    steps = [e.step for e in acc.Scalars("train/iterations")]
+    rates = [e.value for e in acc.Scalars("train/iters_per_sec")]
+    assert len(steps) >= 2 and steps[-1] == iters == 300000
+    assert all(b > a for a, b in zip(steps, steps[1:])), steps
+    assert len(rates) == len(steps) and min(rates) > 0, rates
