@@ -36,6 +36,7 @@ class RunMonitor:
         self._last_eval = time.monotonic()
         self._last_baseline = time.monotonic()
         self._last_iters = None
+        self._warned = {}               # what failed -> when it was last reported
         # Every eval_interval: the exact exploitability where the game allows it, else how far
         # the preflop strategy moved; every eval_baseline_interval: a baseline match. Built on
         # first use (building compiles or loads kernels).
@@ -103,7 +104,11 @@ class RunMonitor:
         """Report if an interval passed. ``extra``: more scalars (e.g. merge_ms)."""
         self.progress.update(iterations, train_seconds, store.num_infosets, store.nbytes,
                              force=force)
-        values = self._evaluate(iterations, store, force)
+        try:
+            values = self._evaluate(iterations, store, force)
+        except OSError as exc:      # e.g. numba caching a kernel compiled now, on a full disk
+            self._failed("an evaluation", exc)
+            values = {}
         # The run's last tick is forced; it must not write the step just written again (with a
         # rate of 0 iterations over the moment between them).
         repeat = force and self._last_iters is not None and self._last_iters[0] == iterations
@@ -121,9 +126,20 @@ class RunMonitor:
                            "train/utility_mean": self.utility.mean()})
             values.update(extra or {})
         if self.tb is not None and values:
-            self.tb.scalars(iterations, {k: v for k, v in values.items()
-                                         if v is not None and math.isfinite(v)})
-            self.tb.flush()
+            try:
+                self.tb.scalars(iterations, {k: v for k, v in values.items()
+                                             if v is not None and math.isfinite(v)})
+                self.tb.flush()
+            except OSError as exc:
+                self._failed("writing TensorBoard scalars", exc)
+
+    def _failed(self, what, exc, every=60.0):
+        """Report a failure the machine caused (an ``OSError``) that training outlives: at most
+        once a minute for each ``what``, so a full disk does not flood stderr."""
+        now = time.monotonic()
+        if now - self._warned.get(what, -math.inf) >= every:
+            self._warned[what] = now
+            log(f"warning: {what} failed at this tick: {exc}; training goes on")
 
     def close(self):
         self.progress.close()

@@ -123,3 +123,41 @@ def test_preflop_change_of_a_store_without_preflop_rows_is_none():
     solver.run(500)
     assert change(solver.store) is None                          # nothing to compare with
     assert change(solver.store) == 0.0
+
+
+def test_a_refused_evaluation_or_tensorboard_write_is_reported_and_training_goes_on(
+        tmp_path, monkeypatch, capsys):
+    """The hunl_blueprint soak's disk-full fault: a baseline match compiled its kernel for the
+    first time, numba's cache write failed with EFBIG and the OSError ended the run. A failure
+    of the machine in what a tick reports is a warning (once a minute for each kind); the
+    tick's other work goes on."""
+    import errno
+
+    from holdem.monitor import RunMonitor
+
+    config = config_mod.with_overrides(config_mod.load(ROOT / "configs" / "kuhn.yaml"),
+                                       train={"iters": 1000, "tensorboard": True,
+                                              "log_interval": 0.001})
+    game = make_game(config)
+    monitor = RunMonitor(config, tmp_path, game, progress=False)
+    store = Solver(game, config).store
+    full = OSError(errno.EFBIG, "File too large")
+
+    def refuse(*args, **kwargs):
+        raise full
+
+    monkeypatch.setattr(monitor, "_evaluate", refuse)
+    written = []
+    monkeypatch.setattr(monitor.tb, "scalars", lambda step, values: written.append(step))
+    for n in (10, 20):
+        monitor.tick(n, 1.0, store, force=True)
+    assert written == [10, 20]          # the scalars of the tick still written
+    monkeypatch.setattr(monitor.tb, "scalars", refuse)
+    for n in (30, 40):
+        monitor.tick(n, 1.0, store, force=True)
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["warning: an evaluation failed at this tick: [Errno 27] File too large; "
+                   "training goes on",
+                   "warning: writing TensorBoard scalars failed at this tick: [Errno 27] File "
+                   "too large; training goes on"]
+    monitor.close()

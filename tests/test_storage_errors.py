@@ -169,3 +169,17 @@ def test_sighup_stops_a_run_with_a_final_checkpoint(launch, tmp_path):
     iterations, _, path = run.done()
     assert 0 < iterations < 500_000_000
     assert ckpt.load(path).header["iterations"] == iterations
+
+
+def test_an_oserror_reaching_a_cli_is_one_line_and_exit_1(capsys):
+    """Any other refusal of the machine (a full disk where some file is written, a permission)
+    ends a command with one line, not a traceback."""
+    from holdem.cli.common import run_main
+
+    def main(argv):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/data/run/x")
+
+    assert run_main(main, []) == 1
+    err = capsys.readouterr().err
+    assert err.endswith(": error: [Errno 28] No space left on device: '/data/run/x'\n")
+    assert err.count("\n") == 1

@@ -49,7 +49,8 @@ def program_name():
 def run_main(main, argv=None):
     """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2 (bad
     input) or 1 (workers failing faster than the restart budget allows; storage refusing a
-    checkpoint or shared-memory file: :class:`holdem.fileio.StorageError`), with the prefix
+    checkpoint or shared-memory file: :class:`holdem.fileio.StorageError`; any other
+    ``OSError``, e.g. a full disk where a file is written), with the prefix
     argparse gives its own errors (``python -m holdem.cli.NAME``)."""
     prog = program_name()
     try:
@@ -60,6 +61,9 @@ def run_main(main, argv=None):
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:          # the machine's (a full disk, a permission): no traceback
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1
     except RuntimeError as exc:
         from holdem.fileio import StorageError
         from holdem.runtime.pool import WorkerFailure     # only once something failed
