@@ -25,8 +25,6 @@ import html
 import io
 import json
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -34,20 +32,13 @@ import numpy as np
 import pytest
 
 from holdem import checkpoint as ckpt
+from test_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 1 << 30
 DONE_RE = re.compile(r"^done: iterations=(\d+) elapsed=\S+ it/s=\S+ infosets=(\d+) "
                      r"checkpoint=(\S+)$", re.M)
 WRITTEN_RE = re.compile(r"^checkpoint at iteration ([\d,]+): ", re.M)
-
-
-def run(module, *args, check=True):
-    proc = subprocess.run([sys.executable, "-m", f"holdem.cli.{module}", *map(str, args)],
-                          capture_output=True, text=True, timeout=600)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{module} failed ({proc.returncode}):\n{proc.stderr}")
-    return proc
 
 
 def done(proc):
