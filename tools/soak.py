@@ -26,8 +26,9 @@ Fault kinds:
   main-stop     SIGINT or SIGTERM to the main process: it writes a final checkpoint and exits 0
                 with its done: line, leaving no process and no /dev/shm file; then it resumes.
   disk-full     RLIMIT_FSIZE of the main process set to 1 KiB (prlimit on the running process)
-                until a checkpoint write fails with EFBIG: the run stops cleanly and is resumed,
-                or carries on and writes the next checkpoint once the limit is lifted.
+                until a checkpoint write fails with EFBIG: the run stops with one error line
+                (a traceback fails the check) and is resumed, or carries on and writes the
+                next checkpoint once the limit is lifted.
   slow-disk     a competing process writes and fsyncs 8 MiB blocks on the logdir's file
                 system; a checkpoint must still be written and load.
   cpu-load      busy-loop processes (1 to one per core) compete for the CPU; iterations must
@@ -604,7 +605,8 @@ class Soak:
         code = seg.finish(60)
         fault.detail = f"the run stopped (exit {code}: {seg.last_error()[:120]})"
         if seg.has_traceback():
-            fault.detail += " with a traceback"
+            fault.problems.append("the run stopped with a traceback: a refused write must end "
+                                  "in one error line")
         if code == 0:
             fault.problems.append("the run exited 0 after a failed checkpoint write")
         fault.problems += self.check_exit(seg, killed=False, fault=fault)
