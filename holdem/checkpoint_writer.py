@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from holdem import checkpoint as ckpt
-from holdem.fileio import StorageError
+from holdem.fileio import StorageError, os_cause
 from holdem.metrics import log
 
 
@@ -70,14 +70,9 @@ class CheckpointWriter:
             raise err
         newest = self.last_path.name if self.last_path is not None else "none written yet"
         if final:
-            raise StorageError(f"could not write checkpoint {path}: {_cause(err)} (newest "
+            raise StorageError(f"could not write checkpoint {path}: {os_cause(err)} (newest "
                                f"checkpoint: {newest})") from err
         self.failed += 1
-        log(f"warning: could not write checkpoint {path.name}: {_cause(err)}; the newest "
+        log(f"warning: could not write checkpoint {path.name}: {os_cause(err)}; the newest "
             f"checkpoint is {newest} and the next snapshot tries again"
             + (f" ({self.failed} failed in a row)" if self.failed > 1 else ""))
-
-
-def _cause(err):
-    """An OSError in words without its traceback: ``[Errno 28] No space left on device``."""
-    return f"[Errno {err.errno}] {err.strerror}" if err.strerror else str(err)

@@ -14,6 +14,12 @@ class StorageError(RuntimeError):
     exit 1; what was written before stays as it was."""
 
 
+def os_cause(err):
+    """An OSError as the messages that name a refused write give it: ``[Errno 28] No space
+    left on device`` (or the error's text when it has no errno)."""
+    return f"[Errno {err.errno}] {err.strerror}" if err.strerror else str(err)
+
+
 def _fsync_dir(directory):
     try:
         fd = os.open(directory, os.O_RDONLY)

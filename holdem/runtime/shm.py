@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from holdem.fileio import StorageError
+from holdem.fileio import StorageError, os_cause
 from holdem.store.kernels import StoreArrays
 
 _ALIGN = 64
@@ -175,7 +175,7 @@ class SharedAllocator:
             return Segment(descriptor, create=True)
         except OSError as exc:
             raise StorageError(f"could not make the store's shared-memory file {path}: "
-                               f"[Errno {exc.errno}] {exc.strerror}") from exc
+                               f"{os_cause(exc)}") from exc
 
     def __call__(self, specs):
         generation = self.generation + 1
