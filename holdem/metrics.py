@@ -31,9 +31,13 @@ def first_rate(iterations, start_iterations, seconds):
 
 
 class Progress:
-    """Prints iterations, it/s, infosets, store size and time left every ``interval`` seconds.
+    """Prints iterations, it/s, decision-node visits per iteration, infosets, store size and
+    time left every ``interval`` seconds.
 
-    ``start_iters``: the iteration count this invocation started from (a resumed run's)."""
+    ``start_iters``: the iteration count this invocation started from (a resumed run's). The
+    visits per iteration are those since the previous line: iterations per second times
+    visits per iteration is the work rate to compare over a run, since an iteration's work
+    changes as the strategy does."""
 
     def __init__(self, interval=5.0, stream=None, total_iters=None, time_budget=None,
                  enabled=True, start_iters=0):
@@ -46,8 +50,9 @@ class Progress:
         self.is_tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last = time.monotonic()
         self._last_iters = None
+        self._last_visits = (start_iters, 0)     # (iterations, visits) at the previous line
 
-    def _line(self, iterations, elapsed, rate, infosets, store_bytes):
+    def _line(self, iterations, elapsed, rate, infosets, store_bytes, per_iteration=None):
         left = []
         if self.time_budget is not None:
             left.append(max(0.0, self.time_budget - elapsed))
@@ -64,14 +69,17 @@ class Progress:
             parts.append("[" + "#" * filled + "." * (20 - filled) + f"] {100 * frac:5.1f}%")
         parts.append(f"iterations={iterations:,}")
         parts.append(f"it/s={rate:,.0f}")
+        if per_iteration is not None:
+            parts.append(f"visits/it={per_iteration:,.1f}")
         parts.append(f"infosets={infosets:,}")
         parts.append(f"store={format_bytes(store_bytes)}")
         if left:
             parts.append(f"left={format_seconds(min(left))}")
         return " ".join(parts)
 
-    def update(self, iterations, elapsed, infosets, store_bytes, force=False):
-        """Report if ``interval`` seconds passed since the last report (or ``force``)."""
+    def update(self, iterations, elapsed, infosets, store_bytes, force=False, visits=None):
+        """Report if ``interval`` seconds passed since the last report (or ``force``).
+        ``visits``: decision-node visits this invocation has merged (None: not counted)."""
         now = time.monotonic()
         if not self.enabled or (not force and now - self._last < self.interval):
             return
@@ -82,7 +90,11 @@ class Progress:
         else:
             rate = (iterations - self._last_iters) / max(1e-9, now - self._last)
         self._last, self._last_iters = now, iterations
-        line = self._line(iterations, elapsed, rate, infosets, store_bytes)
+        per_iteration = None
+        if visits is not None and iterations > self._last_visits[0]:
+            per_iteration = (visits - self._last_visits[1]) / (iterations - self._last_visits[0])
+            self._last_visits = (iterations, visits)
+        line = self._line(iterations, elapsed, rate, infosets, store_bytes, per_iteration)
         if self.is_tty:
             self.stream.write("\r\x1b[2K" + line)
         else:

@@ -100,10 +100,11 @@ class RunMonitor:
         return self.tb is not None and (
             force or time.monotonic() - self._last_log >= self.config.train.log_interval)
 
-    def tick(self, iterations, train_seconds, store, extra=None, force=False):
-        """Report if an interval passed. ``extra``: more scalars (e.g. merge_ms)."""
+    def tick(self, iterations, train_seconds, store, extra=None, force=False, visits=None):
+        """Report if an interval passed. ``extra``: more scalars (e.g. merge_ms); ``visits``:
+        decision-node visits merged in this invocation, for the progress line."""
         self.progress.update(iterations, train_seconds, store.num_infosets, store.nbytes,
-                             force=force)
+                             force=force, visits=visits)
         try:
             values = self._evaluate(iterations, store, force)
         except OSError as exc:      # e.g. numba caching a kernel compiled now, on a full disk

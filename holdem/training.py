@@ -75,9 +75,9 @@ class RunResult:
 
 
 class StopFlag:
-    """Turns SIGINT/SIGTERM/SIGHUP (a closed terminal) into a flag the run checks, for the whole of a run: from before it
-    makes its executor (worker processes, shared-memory files) until that is closed, so no
-    signal ends the process before its cleanup has run. While the loop runs (``training``) the
+    """Turns SIGINT, SIGTERM and SIGHUP (a closed terminal) into a flag the run checks, for the
+    whole of a run: from before it makes its executor (worker processes, shared-memory files)
+    until that is closed, so no signal ends the process before its cleanup has run. While the loop runs (``training``) the
     first signal stops it with a final checkpoint; before, the run stops at its next step
     (:meth:`abort_if_signalled`) as Ctrl-C always did: no checkpoint, exit 130. A second signal
     raises KeyboardInterrupt at once, except during cleanup (:meth:`shielded`), which it must
@@ -394,7 +394,8 @@ class Run:
     def _tick(self, force=False):
         due = self.monitor.scalars_due(force)
         self.monitor.tick(self.iterations, self.train_seconds(), self.store,
-                          self.executor.scalars() if due else None, force=force)
+                          self.executor.scalars() if due else None, force=force,
+                          visits=self.visits)
         if due:
             self.executor.reset_window()
 

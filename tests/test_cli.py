@@ -260,6 +260,22 @@ def test_progress_does_not_repeat_a_count_with_zero_rate():
     assert len(lines) == 2 and "iterations=1,000" in lines[-1] and "it/s=0" not in lines[-1]
 
 
+def test_progress_gives_the_visits_per_iteration_since_the_previous_line():
+    """visits/it divides the visits merged since the previous line by the iterations; a
+    resumed run's first line counts from its starting iteration; no visits, no field."""
+    import io
+
+    from holdem.metrics import Progress
+
+    out = io.StringIO()
+    progress = Progress(interval=0.0, stream=out, start_iters=1000)
+    progress.update(1400, 1.0, 10, 1024, visits=2000)        # 2,000 visits / 400 iterations
+    progress.update(1600, 2.0, 10, 1024, visits=3500)        # 1,500 / 200
+    progress.update(1700, 3.0, 10, 1024)
+    found = re.findall(r"visits/it=([\d.,]+)", out.getvalue())
+    assert found == ["5.0", "7.5"] and "visits/it" not in out.getvalue().splitlines()[-1]
+
+
 @pytest.mark.parametrize("text, error", [
     ("game:\n  stack: 200\n", "game.name is required"),               # used to train Leduc
     ("game:\n  name: leduc\n  stack: 200\n", "game.stack: takes effect only with game.name: nlhe"),
@@ -319,6 +335,10 @@ def test_after_resume_the_first_progress_line_and_rate_scalar_are_true(tmp_path)
     lines = re.findall(r"iterations=([\d,]+) it/s=([\d,]+)", proc.stderr)
     assert lines[0][0] == "220,000"         # a short run: its one line is the final one
     assert int(lines[0][1].replace(",", "")) == pytest.approx(rate, abs=1.0)
+    # ... and its visits per iteration are the summary's, over the same 20,000 iterations
+    per_iteration = re.search(r"visits/it=([\d.]+)", proc.stderr)[1]
+    assert re.search(rf"decision-node visits: [\d,]+/s \({per_iteration} per iteration\)",
+                     proc.stderr), proc.stderr
     scalars = EventAccumulator(str(tmp_path))
     scalars.Reload()
     first = scalars.Scalars("train/iters_per_sec")[0]
