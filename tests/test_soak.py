@@ -77,8 +77,8 @@ def test_rates_leave_out_the_stretches_a_fault_touched():
     second per wall second. Only the stretches clear of the fault count."""
     soak = _soak_module()
     assert soak.SETTLE == 10.0
-    run1 = SimpleNamespace(progress=[(t, 100 * t) for t in range(0, 46)])     # to 45 s
-    run2 = SimpleNamespace(progress=[(t, 300 * (t - 50)) for t in range(50, 101)])
+    run1 = SimpleNamespace(progress=[(t, 100 * t, 4.0) for t in range(0, 46)])     # to 45 s
+    run2 = SimpleNamespace(progress=[(t, 300 * (t - 50), 6.0) for t in range(50, 101)])
     fault = SimpleNamespace(at=20.0, until=30.0)
     view = SimpleNamespace(segments=[run1, run2], faults=[fault],
                            cpu=[(0.0, 0.0), (100.0, 50.0)], loadavg=[(10.0, 1.0), (60.0, 3.0)])
@@ -91,5 +91,32 @@ def test_rates_leave_out_the_stretches_a_fault_touched():
     assert rate.per_cpu == pytest.approx(17_500 / 37.5)
     assert rate.share == pytest.approx(0.75)
     assert rate.load == pytest.approx(2.0)
+    # 4 visits per iteration in run 1, 6 in run 2
+    assert rate.visits == pytest.approx(2_500 * 4 + 15_000 * 6)
+    assert rate.visits_per_cpu == pytest.approx(100_000 / 37.5)
+    assert rate.visits_per_iteration == pytest.approx(100_000 / 17_500)
     clear = soak.Soak.window_rate(view, 50.0, 100.0)
     assert clear.per_second == pytest.approx(300.0) and clear.share == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("last_visits, problem", [
+    (1_000_000.0, None),                    # half the iterations, twice the visits each: flat
+    (800_000.0, "0.80x the decision-node visits per CPU second"),
+    (0.0, "0.50x the iterations per CPU second"),   # progress lines without visits
+])
+def test_the_slowdown_check_judges_visits_per_cpu_second(last_visits, problem):
+    """Iterations per CPU second halve between the windows: a run whose iterations do twice
+    the work (visits) passes, one whose visits per CPU second fell 20% fails, and without
+    visits the check falls back to iterations."""
+    soak = _soak_module()
+    first = soak.Rate(trained=1000.0, seconds=400.0, cpu=800.0, window=600.0, load=1.0,
+                      visits=1_000_000.0 if last_visits else 0.0)
+    last = soak.Rate(trained=500.0, seconds=400.0, cpu=800.0, window=600.0, load=1.0,
+                     visits=last_visits)
+    view = SimpleNamespace(problems=[], args=SimpleNamespace(max_slowdown=0.10))
+    lines = soak.Soak._rate_lines(view, 600.0, first, last)
+    assert "0.50x it per CPU second" in lines[1]
+    if problem is None:
+        assert view.problems == [] and "1.00x visits per CPU second" in lines[1]
+    else:
+        assert len(view.problems) == 1 and problem in view.problems[0], view.problems

@@ -42,15 +42,17 @@ process (its workers: within 1 s of a clean exit, within 10 s of a SIGKILL, whic
 by polling their parent) and no /dev/shm file (a killed run's files: once the next run
 started). At the end: a clean stop (SIGINT: final checkpoint, exit 0, its ``done:`` line),
 memory flat (total PSS of the main process and workers, median of the first 20% of samples
-against the last 20%), the rate flat (iterations per CPU second of the run's processes, away
-from faults, first 20 minutes or 20% against the last: within --max-slowdown, judged when the
-windows last 5 minutes or more), and for a game with exact evaluation (Kuhn, Leduc) the final
+against the last 20%), the rate flat (decision-node visits per CPU second of the run's
+processes, away from faults, first 20 minutes or 20% against the last: within --max-slowdown,
+judged when the windows last 5 minutes or more), and for a game with exact evaluation (Kuhn, Leduc) the final
 exploitability within --max-ratio of an in-process run of the same iterations (--reference).
 
 Rates count only the stretches between progress lines that overlap no fault (a fault lasts
 from its injection to 10 s after its effect ended: recovery, or a load's end). Per wall second
 is what the machine gave the run, other load on it included (the window's mean load average
-is printed beside it); per CPU second is the run's own speed.
+is printed beside it); per CPU second is the run's own speed. Visits, not iterations, are
+judged because an iteration's work changes as the strategy learns (in hunl_blueprint it doubles
+in the first minutes); the progress lines give the visits per iteration.
 
 Output (stdout): one line per fault (time, kind, target, what the checks found) and a summary
 table (per kind: count, recovered, failures; the rates, PSS, leftover files and processes).
@@ -87,6 +89,7 @@ FSIZE_LIMIT = 1024              # bytes: smaller than any checkpoint (Kuhn's is 
 CLEAN_EXIT_GRACE = 1.0          # seconds a worker may outlive a main process that exited
 KILLED_GRACE = 10.0             # ... one that was SIGKILLed (workers poll their parent each 1 s)
 TICK = 0.25                     # seconds between looks at the run
+VISITS_RE = re.compile(r" visits/it=([\d.,]+)")
 RESUME_RE = re.compile(r"^resuming from (\S+) at iteration ([\d,]+)$")
 EXPLOIT_RE = re.compile(r"^exploitability: ([\d.eE+-]+)", re.M)
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -134,6 +137,7 @@ class Rate:
     cpu: float              # CPU seconds the run's processes used in them
     window: float           # wall seconds of the window
     load: float             # mean 1-minute load average in the window
+    visits: float = 0.0     # decision-node visits in the stretches (0: not on progress lines)
 
     @property
     def per_second(self):
@@ -142,6 +146,14 @@ class Rate:
     @property
     def per_cpu(self):
         return self.trained / self.cpu if self.cpu > 0 else 0.0
+
+    @property
+    def visits_per_cpu(self):
+        return self.visits / self.cpu if self.cpu > 0 else 0.0
+
+    @property
+    def visits_per_iteration(self):
+        return self.visits / self.trained if self.trained > 0 else 0.0
 
     @property
     def share(self):
@@ -181,7 +193,7 @@ class Segment:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, cwd=benchlib.ROOT, preexec_fn=_die_with_parent)
         self.pid = self.proc.pid
-        self.progress = []          # (soak seconds, iterations)
+        self.progress = []          # (soak seconds, iterations, visits per iteration or None)
         self.stdout, self.stderr = [], []
         self.resumed = None         # (path, iterations) from its "resuming from" line
         self.seen = {}              # child pid -> (start time, is the resource tracker)
@@ -207,7 +219,8 @@ class Segment:
                     n = int(m[1].replace(",", ""))
                     if self.progress and n < self.progress[-1][1]:
                         self.went_back.append((self.progress[-1][1], n))
-                    self.progress.append((now, n))
+                    v = VISITS_RE.search(line)
+                    self.progress.append((now, n, float(v[1].replace(",", "")) if v else None))
                 m = RESUME_RE.match(line)
                 if m:
                     self.resumed = (Path(m[1]), int(m[2].replace(",", "")))
@@ -746,16 +759,18 @@ class Soak:
         its injection to SETTLE seconds after its effect ended). Progress of each run counts
         from its own start (iterations lost to a kill are not subtracted)."""
         spans = [(f.at, f.until + SETTLE) for f in self.faults]
-        trained = seconds = cpu = 0.0
+        trained = seconds = cpu = visits = 0.0
         for seg in self.segments:
-            points = [(t, n) for t, n in seg.progress if lo <= t <= hi]
-            for (ta, a), (tb, b) in zip(points, points[1:]):
+            points = [p for p in seg.progress if lo <= p[0] <= hi]
+            for (ta, a, _), (tb, b, per_iteration) in zip(points, points[1:]):
                 if b > a and not any(s < tb and ta < e for s, e in spans):
                     trained += b - a
                     seconds += tb - ta
                     cpu += self._cpu_at(tb) - self._cpu_at(ta)
+                    visits += (b - a) * (per_iteration or 0.0)  # since the previous line
         load = [v for t, v in self.loadavg if lo <= t <= hi]
-        return Rate(trained, seconds, cpu, hi - lo, statistics.mean(load) if load else 0.0)
+        return Rate(trained, seconds, cpu, hi - lo, statistics.mean(load) if load else 0.0,
+                    visits)
 
     def _cpu_at(self, t):
         """CPU seconds the runs had used at soak second ``t`` (interpolated)."""
@@ -814,24 +829,38 @@ class Soak:
         return 1 if failed else 0
 
     def _rate_lines(self, window, first, last):
-        """The rate in the first and last windows away from faults: per second of wall time
-        (what the machine gave the run, other load included) and per CPU second the run's
-        processes used (the run's own speed: flat unless the run itself slows down, which is
-        the check, with --max-slowdown)."""
+        """The rate in the first and last windows away from faults: iterations per second of
+        wall time (what the machine gave the run, other load included), iterations and
+        decision-node visits per CPU second the run's processes used (the run's own speed).
+        The check (--max-slowdown) is on visits per CPU second: an iteration's work grows as
+        the strategy learns (hunl_blueprint's doubles in its first minutes: fewer folds, longer
+        lines), and only a slower run does less work per CPU second. Progress lines without
+        visits (an older run) fall back to iterations per CPU second."""
         lines = []
         for name, a, b in (("first", first, None), ("last", last, first)):
-            lines.append(f"rate, {name} {window / 60:.1f} min: {a.per_second:,.0f} it/s over "
-                         f"{a.seconds / 60:.1f} min away from faults ({a.share:.0%}); "
-                         f"{a.per_cpu:,.0f} it per CPU second; load average {a.load:.1f}"
-                         + ("" if b is None else f" -- {a.per_second / b.per_second:.2f}x and "
-                            f"{a.per_cpu / b.per_cpu:.2f}x the first" if b.per_second
-                            and b.per_cpu else ""))
+            line = (f"rate, {name} {window / 60:.1f} min: {a.per_second:,.0f} it/s over "
+                    f"{a.seconds / 60:.1f} min away from faults ({a.share:.0%}); "
+                    f"{a.per_cpu:,.0f} it per CPU second")
+            if a.visits:
+                line += (f", {a.visits_per_cpu / 1e6:,.2f} M decision-node visits per CPU "
+                         f"second ({a.visits_per_iteration:,.0f} per iteration)")
+            line += f"; load average {a.load:.1f}"
+            if b is not None and b.per_second and b.per_cpu:
+                line += (f" -- the first's {a.per_second / b.per_second:.2f}x it/s, "
+                         f"{a.per_cpu / b.per_cpu:.2f}x it per CPU second")
+                if a.visits and b.visits:
+                    line += f", {a.visits_per_cpu / b.visits_per_cpu:.2f}x visits per CPU second"
+            lines.append(line)
+        if first.visits and last.visits:
+            what, ratio = "decision-node visits", last.visits_per_cpu / first.visits_per_cpu
+        else:
+            what, ratio = "iterations", last.per_cpu / first.per_cpu if first.per_cpu else 1.0
         if window < MIN_RATE_WINDOW:
             lines.append(f"rate: windows under {MIN_RATE_WINDOW / 60:.0f} min, not judged")
-        elif first.per_cpu and last.per_cpu < (1 - self.args.max_slowdown) * first.per_cpu:
-            self.problems.append(f"the run slowed down: {last.per_cpu / first.per_cpu:.2f}x the "
-                                 f"iterations per CPU second of its first {window / 60:.0f} min "
-                                 f"(limit {1 - self.args.max_slowdown:.2f}x)")
+        elif ratio < 1 - self.args.max_slowdown:
+            self.problems.append(f"the run slowed down: {ratio:.2f}x the {what} per CPU second "
+                                 f"of its first {window / 60:.0f} min (limit "
+                                 f"{1 - self.args.max_slowdown:.2f}x)")
         return lines
 
     @staticmethod
@@ -940,9 +969,9 @@ def main(argv=None):
     p.add_argument("--memory-tolerance", type=float, default=0.25, metavar="FRACTION",
                    help="PSS growth allowed between the first and last 20%% (default 0.25)")
     p.add_argument("--max-slowdown", type=float, default=0.10, metavar="FRACTION",
-                   help="drop allowed in iterations per CPU second between the first and last "
-                        "20 minutes (or 20%%) away from faults; judged when those windows last "
-                        "5 minutes or more (default 0.10)")
+                   help="drop allowed in decision-node visits per CPU second between the first "
+                        "and last 20 minutes (or 20%%) away from faults; judged when those "
+                        "windows last 5 minutes or more (default 0.10)")
     p.add_argument("--reference", action="store_true",
                    help="exact games: train an unfaulted in-process run of the same iterations "
                         "and compare exploitability")
