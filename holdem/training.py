@@ -77,11 +77,11 @@ class RunResult:
 class StopFlag:
     """Turns SIGINT, SIGTERM and SIGHUP (a closed terminal) into a flag the run checks, for the
     whole of a run: from before it makes its executor (worker processes, shared-memory files)
-    until that is closed, so no signal ends the process before its cleanup has run. While the loop runs (``training``) the
-    first signal stops it with a final checkpoint; before, the run stops at its next step
-    (:meth:`abort_if_signalled`) as Ctrl-C always did: no checkpoint, exit 130. A second signal
-    raises KeyboardInterrupt at once, except during cleanup (:meth:`shielded`), which it must
-    not cut short: there it is only noted."""
+    until that is closed, so no signal ends the process before its cleanup has run. While the
+    loop runs (``training``) the first signal stops it with a final checkpoint; before, the run
+    stops at its next step (:meth:`abort_if_signalled`) as Ctrl-C always did: no checkpoint,
+    exit 130. A second signal raises KeyboardInterrupt at once, except during cleanup
+    (:meth:`shielded`), which it must not cut short: there it is only noted."""
 
     def __init__(self):
         self.signal = None

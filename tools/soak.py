@@ -44,8 +44,9 @@ started). At the end: a clean stop (SIGINT: final checkpoint, exit 0, its ``done
 memory flat (total PSS of the main process and workers, median of the first 20% of samples
 against the last 20%), the rate flat (decision-node visits per CPU second of the run's
 processes, away from faults, first 20 minutes or 20% against the last: within --max-slowdown,
-judged when the windows last 5 minutes or more), and for a game with exact evaluation (Kuhn, Leduc) the final
-exploitability within --max-ratio of an in-process run of the same iterations (--reference).
+judged when the windows last 5 minutes or more), and for a game with exact evaluation (Kuhn,
+Leduc) the final exploitability within --max-ratio of an in-process run of the same iterations
+(--reference).
 
 Rates count only the stretches between progress lines that overlap no fault (a fault lasts
 from its injection to 10 s after its effect ended: recovery, or a load's end). Per wall second
