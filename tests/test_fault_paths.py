@@ -68,7 +68,7 @@ class _ScriptedPool:
     def submit(self, i, payload):
         self.sent.append((i, protocol.decode_request(payload)))
 
-    def wait(self, timeout, inbox=None):
+    def wait(self, timeout, inbox=None, stall=None):
         frames, self.frames = self.frames, []
         events = []
         for i, payload in frames:

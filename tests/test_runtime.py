@@ -472,7 +472,7 @@ class _DeadPool:
     def submit(self, i, payload):
         raise WorkerDied(f"worker {i}: cannot send ([Errno 32] Broken pipe)")
 
-    def wait(self, timeout, inbox=None):
+    def wait(self, timeout, inbox=None, stall=None):
         events, self.died = self.died, []
         return events
 
@@ -629,6 +629,62 @@ def test_frames_cut_by_a_dying_worker_raise_eoferror(chunks):
     finally:
         thread.join()
         os.close(r)
+
+
+def test_a_frame_whose_writer_stops_halfway_raises_framestalled_after_the_limit():
+    """A writer that sent a header and 10 of 1,000 bytes and then stays silent (open, like a
+    SIGSTOPped worker): the reader gives up after ``stall`` seconds without a byte, for the
+    payload and for a cut header alike, instead of waiting as long as the writer does."""
+    import struct
+
+    for start in (struct.pack("<Q", 1000) + b"x" * 10, b"\x05\x00"):
+        r, w = os.pipe()
+        try:
+            os.write(w, start)
+            began = time.monotonic()
+            with pytest.raises(frames.FrameStalled, match="no byte for 0.3 s"):
+                frames.read_into(r, lambda n: memoryview(bytearray(n)), stall=0.3)
+            assert time.monotonic() - began >= 0.29
+            os.write(w, start)
+            with pytest.raises(frames.FrameStalled):
+                frames.Receiver().read(r, stall=0.3)
+        finally:
+            os.close(r)
+            os.close(w)
+
+
+def _stop_halfway_through_a_frame(conn):
+    os.write(conn.fileno(), np.int64(1 << 20).tobytes() + bytes(4096))
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def test_the_pool_reports_a_worker_stopped_in_the_middle_of_a_frame():
+    """A worker process that stops (SIGSTOP) after 4 KiB of a 1 MiB frame: ``wait`` reports it
+    as a WorkerDied naming the hang within the stall limit, so the executor restarts it (it
+    used to block the main process until the worker was continued: found by the CI soak), and
+    the pool's restart kills the stopped process."""
+    import multiprocessing as mp
+
+    from holdem.runtime.pool import ProcessPool
+
+    ctx = mp.get_context("fork")
+    pool = ProcessPool(1, {}, start_method="fork")
+    ours, theirs = ctx.Pipe(duplex=True)
+    proc = ctx.Process(target=_stop_halfway_through_a_frame, args=(theirs,), daemon=True)
+    proc.start()
+    theirs.close()
+    pool.procs[0], pool.conns[0] = proc, ours
+    try:
+        began = time.monotonic()
+        events = pool.wait(10.0, stall=0.5)
+        assert time.monotonic() - began < 5.0
+        assert len(events) == 1 and events[0][0] == 0
+        assert isinstance(events[0][1], WorkerDied), events
+        assert "hung in the middle of a message" in str(events[0][1])
+        assert proc.is_alive()              # stopped, not dead
+    finally:
+        pool._terminate(0)
+    assert not proc.is_alive()
 
 
 def test_frames_reject_a_corrupt_length():

@@ -11,10 +11,17 @@ workers are small and still use ``Connection.send_bytes``.
 
 import io
 import os
+import select
 import struct
 
 _HEADER = struct.Struct("<Q")
 MAX_FRAME = 1 << 36              # a length beyond this is a corrupt stream, not a delta
+
+
+class FrameStalled(OSError):
+    """The writer sent no byte for the reader's ``stall`` seconds in the middle of a frame (a
+    hung or stopped worker): the stream cannot be resumed, so its writer must be replaced.
+    Without a limit the reader would wait as long as the writer stays stopped."""
 
 
 def send(fd, payload):
@@ -37,14 +44,15 @@ class Receiver:
         self._buffers = []
         self._header = bytearray(_HEADER.size)
 
-    def read(self, fd, slot=0):
+    def read(self, fd, slot=0, stall=None):
         """Block until the next frame of ``fd`` is read into buffer ``slot``; return a
         memoryview of it, valid until ``slot`` is read into again. Raises ``EOFError`` when the
-        other end closed (before or within the frame), ``OSError`` on a corrupt length."""
+        other end closed (before or within the frame), ``OSError`` on a corrupt length and
+        :class:`FrameStalled` when no byte came for ``stall`` seconds (None: no limit)."""
         while len(self._buffers) <= slot:
             self._buffers.append(bytearray(1 << 16))
         stream = io.FileIO(fd, closefd=False)
-        _read_exactly(stream, memoryview(self._header))
+        _read_exactly(stream, memoryview(self._header), stall)
         (n,) = _HEADER.unpack(self._header)
         if n > MAX_FRAME:
             raise OSError(f"frame of {n} bytes: corrupt stream")
@@ -52,28 +60,38 @@ class Receiver:
         if len(buf) < n:
             buf = self._buffers[slot] = bytearray(max(n, len(buf) * 5 // 4))
         view = memoryview(buf)[:n]
-        _read_exactly(stream, view)
+        _read_exactly(stream, view, stall)
         return view
 
 
-def read_into(fd, reserve):
+def read_into(fd, reserve, stall=None):
     """Block until the next frame of ``fd`` is read into ``reserve(n)`` (a writable memoryview
     of n bytes, e.g. :meth:`holdem.store.records.RecordArena.reserve`); returns it. Raises as
     :meth:`Receiver.read`."""
     stream = io.FileIO(fd, closefd=False)
     header = bytearray(_HEADER.size)
-    _read_exactly(stream, memoryview(header))
+    _read_exactly(stream, memoryview(header), stall)
     (n,) = _HEADER.unpack(header)
     if n > MAX_FRAME:
         raise OSError(f"frame of {n} bytes: corrupt stream")
     view = reserve(n)
-    _read_exactly(stream, view)
+    _read_exactly(stream, view, stall)
     return view
 
 
-def _read_exactly(stream, view):
+def _read_exactly(stream, view, stall=None):
+    """Fill ``view`` from ``stream``; with ``stall`` (seconds), wait at most that long for each
+    next byte (the caller knows the frame has begun: waiting without a limit would let a
+    stopped writer stop the reader too)."""
     got = 0
+    poller = None
+    if stall is not None:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLIN)
     while got < len(view):
+        if poller is not None and not poller.poll(max(0, int(stall * 1000))):
+            raise FrameStalled(f"no byte for {stall:g} s in the middle of a frame ({got:,} of "
+                               f"{len(view):,} bytes read)")
         n = stream.readinto(view[got:])
         if not n:
             raise EOFError("the other end closed the stream")

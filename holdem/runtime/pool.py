@@ -106,11 +106,15 @@ class ProcessPool:
         except (BrokenPipeError, OSError) as exc:
             raise WorkerDied(f"worker {i}: cannot send ({exc})") from None
 
-    def wait(self, timeout, inbox=None):
+    def wait(self, timeout, inbox=None, stall=None):
         """Block up to ``timeout`` seconds; return [(worker, payload or WorkerDied)]. Payloads
         are memoryviews of reusable buffers, valid until the next call; with ``inbox`` (a
         :class:`holdem.runtime.ring.Inbox`) every frame a worker has sent so far (at most
-        MAX_FRAMES a worker) is read into it, tagged with the worker's index."""
+        MAX_FRAMES a worker) is read into it, tagged with the worker's index. ``stall``
+        (seconds; the run's worker_timeout): a worker that stops sending in the middle of a
+        frame for that long is reported as a WorkerDied (it is alive but hung, and its stream
+        cannot be resumed); without it this call would wait for as long as the worker hangs,
+        and with it the whole run."""
         lookup = {}
         for i, (proc, conn) in enumerate(zip(self.procs, self.conns)):
             lookup[conn] = (i, "conn")
@@ -126,16 +130,22 @@ class ProcessPool:
             try:
                 if kind == "conn" or conn.poll(0):
                     if inbox is None:
-                        events.append((i, self.receiver.read(conn.fileno(), slot=len(events))))
+                        events.append((i, self.receiver.read(conn.fileno(), slot=len(events),
+                                                             stall=stall)))
                         continue
                     for _ in range(MAX_FRAMES):
                         view = frames.read_into(conn.fileno(),
-                                                lambda n, i=i: inbox.reserve(i, n))
+                                                lambda n, i=i: inbox.reserve(i, n), stall)
                         inbox.received(i, view)
                         events.append((i, view))
                         if not conn.poll(0):
                             break
                     continue
+            except frames.FrameStalled as exc:
+                seen.add(i)
+                events.append((i, WorkerDied(f"worker {i} (pid {self.procs[i].pid}) hung in "
+                                             f"the middle of a message: {exc}")))
+                continue
             except (EOFError, OSError):
                 pass
             seen.add(i)

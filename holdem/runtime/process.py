@@ -261,7 +261,7 @@ class ProcessExecutor:
         inbox.clear()
         trouble = {}                        # worker -> why it is restarted after this pass
         now = time.monotonic()
-        for i, item in self.pool.wait(timeout, inbox):
+        for i, item in self.pool.wait(timeout, inbox, stall=self.tc.worker_timeout):
             self.workers[i].last_heard = now
             if isinstance(item, WorkerDied):
                 trouble.setdefault(i, str(item))

@@ -288,10 +288,11 @@ class RayPool:
         ref = self.actors[i].run.remote(bytes(payload), applied)
         self.pending[ref] = (i, self.incarnation[i])
 
-    def wait(self, timeout, inbox=None):
+    def wait(self, timeout, inbox=None, stall=None):
         """Block up to ``timeout`` seconds; return [(worker, payload or WorkerDied)]; with
         ``inbox`` (a :class:`holdem.runtime.ring.Inbox` without rings) each payload (a ready
-        message or a batch's delta records) is copied into it, tagged with the worker's index."""
+        message or a batch's delta records) is copied into it, tagged with the worker's index.
+        ``stall`` is the process pool's (Ray delivers whole results: nothing to stall in)."""
         ray = self.ray
         refs = list(self.pending)
         if not refs:                    # nothing can answer: wait out the timeout
