@@ -132,13 +132,18 @@ def _sigma(game, store, node, bucket):
     return pos / pos.sum() if pos.sum() > 0 else np.full(na, 1.0 / na)
 
 
-def _preflop_spot(game, hole):
-    spec, work = lbr.make_spec(game), lbr.make_work(game)
+def _preflop_spot(game, hole, setting=None):
+    """LBR's state at the first decision with ``hole``: one belief branch at the root with a
+    uniform range, the real hand at its start."""
+    spec, work = lbr.make_spec(game, setting=setting), lbr.make_work(game)
     work.cards[:2] = hole
     work.cards[2:] = [c for c in range(52) if c not in hole][:7]
     lk.prepare_street(game.deal.tables, spec, work, np.int64(0))
     live = work.live[0, :work.num_live[0]].copy()
-    work.range[live] = 1.0 / live.size
+    work.num_branches[0] = 1
+    work.node[0] = 0
+    work.range[0, live] = 1.0 / live.size
+    lk.real_start(game.tree, spec, work.real)
     return spec, work, live
 
 
@@ -152,11 +157,15 @@ def test_range_update_is_bayes_rule(game, rng):
     card, _ = lbr.combos()
     bucket = game.deal.tables.preflop_bucket[card[live, 0] * 52 + card[live, 1]].astype(int)
     expected = np.ones(live.size) / live.size
-    for node, action in ((root, 1), (limp, 0)):
-        lk.update_range(tree, store.arrays, spec, np.int64(node), np.int64(action), work)
+    for seat, node, action in ((0, root, 1), (1, limp, 0)):     # SB calls, BB checks
+        lk.update_range(tree, store.arrays, spec, np.int64(seat), np.int64(lk.A_CALL),
+                        np.int64(0), work)
+        lk.real_apply(spec, work.real, np.int64(lk.A_CALL), np.int64(0))
         expected = expected * np.array([_sigma(game, store, node, b)[action] for b in bucket])
         expected /= expected.sum()
-        np.testing.assert_allclose(work.range[live], expected, rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(work.range[0, live], expected, rtol=1e-9, atol=1e-15)
+        assert work.num_branches[0] == 1
+    assert work.node[0] == int(tree.child_start[limp]) + 0      # the flop after the check
     assert {_sigma(game, store, root, b)[1] for b in bucket} != {1.0 / 3}   # not uniform
 
 
@@ -167,13 +176,13 @@ def test_lbr_action_values_follow_the_formulas(game, rng):
     raises = [c0 + a for a in range(na) if tree.kind[c0 + a] == NodeKind.DECISION and a >= 2]
     store = _random_store(game, [root] + raises, rng)
     spec, work, live = _preflop_spot(game, [48, 49])          # LBR holds a pair of aces
-    work.range[live] = rng.random(live.size)
-    work.range[live] /= work.range[live].sum()
+    work.range[0, live] = rng.random(live.size)
+    work.range[0, live] /= work.range[0, live].sum()
     lk.street_equity(spec, work, np.int64(0), rng_mod.make_states(1, 1)[0])
-    choice = lk.lbr_action(tree, store.arrays, spec, np.int64(root), np.int64(0), work)
+    choice = lk.lbr_action(tree, store.arrays, spec, np.int64(0), work)
     card, _ = lbr.combos()
     bucket = game.deal.tables.preflop_bucket[card[live, 0] * 52 + card[live, 1]].astype(int)
-    prob, eq = work.range[live], work.equity[0, live]
+    prob, eq = work.range[0, live], work.equity[0, live]
     wp = float(prob @ eq)
     expected = [-contrib[root, 0], wp * contrib[c0 + 1].sum() - contrib[c0 + 1, 0]]
     for child in raises:
@@ -235,7 +244,7 @@ def test_bucket_only_equity_is_the_mean_over_the_bucket(game, street, board):
     own = work.own_bucket[street]
     card, _ = lbr.combos()
     live = work.live[street, :work.num_live[street]]
-    mates = [lk._combo_of(*hole)] + [c for c in live if work.bucket[street, c] == own]
+    mates = [lk.combo_of(*hole)] + [c for c in live if work.bucket[street, c] == own]
     assert len(mates) > 5
     exact = np.array([lbr.combo_equity(card[m], board) for m in mates])
     want = np.nanmean(exact[:, live], axis=0)

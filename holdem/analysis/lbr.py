@@ -1,18 +1,26 @@
 """Local best response (LBR): a lower bound on a heads-up No-Limit Hold'em blueprint's
 exploitability.
 
-LBR (Lisý & Bowling 2017) plays against the blueprint's average strategy on the abstract tree,
-tracks the blueprint's range over the 1,326 hole-card combos by Bayes' rule, and at each of its
-own decisions takes the abstract action with the highest value under "check/call to showdown
-after this action" (the kernels in :mod:`holdem.analysis.lbr_kernels` hold the formulas). Its
-mean winnings are a lower bound on how much a best response wins, i.e. on the exploitability.
+LBR (Lisý & Bowling 2017) plays the real game against the blueprint's average strategy, which
+plays its abstract tree through the same action translation as :mod:`holdem.cli.play`'s bot.
+It tracks the blueprint's range over the 1,326 hole-card combos by Bayes' rule and at each of
+its own decisions takes the action of its *action set* with the highest value under
+"check/call to showdown after this action" (the kernels in :mod:`holdem.analysis.lbr_kernels`
+hold the formulas). Its mean winnings are a lower bound on how much a best response wins, i.e.
+on the exploitability.
+
+The settings are the paper's (:class:`LbrSetting`): the action set -- ``abstract`` (the
+blueprint tree's own sizes), ``fc`` (fold, call), ``fcpa`` (fold, call, pot, all-in) or ``56``
+(fold, call, all-in and the 55 pot fractions 0.05 x 1.15^k, k = 0..54) -- and the rounds LBR
+chooses on, ``1-4`` or ``3-4`` (turn and river; it checks or calls before).
 
 Deals are played twice with the seats swapped (duplicate pairs); the pair's mean is one sample
 and the result is reported in mbb/hand (thousandths of a big blind) with a 95% CI.
 
     from holdem import Blueprint
     from holdem.analysis.lbr import local_best_response
-    result = local_best_response(Blueprint.load("runs/x"), hands=100_000, seed=0)
+    result = local_best_response(Blueprint.load("runs/x"), hands=100_000, seed=0,
+                                 setting="fcpa:3-4")
     print(result.line())
 """
 
@@ -42,14 +50,63 @@ mbb/hand or a quarter of the estimate, enough to tell apart blueprints that diff
 hundred mbb/hand as training runs of different lengths do (README: LBR over training), and it
 comes from at least MIN_USEFUL_HANDS hands (below that the sample's spread is itself a poor
 estimate)."""
+ACTION_SETS = ("abstract", "fc", "fcpa", "56")
+"""LBR's action sets: the blueprint tree's sizes; fold and call; fold, call, pot and all-in;
+fold, call, all-in and :data:`FIFTY_SIX` (Lisý & Bowling 2017)."""
+ROUNDS = {"1-4": 0, "3-4": 2}
+"""The streets LBR chooses on, as the first one (0 = preflop); before it, it checks or calls."""
+FIFTY_SIX = tuple(0.05 * 1.15 ** k for k in range(55))
+"""The pot fractions of the 56-bets set: 0.05 x 1.15^k for k = 0..54 (0.05 to about 95 pots);
+with all-in, 56 bet sizes."""
 DEFAULT_PREFLOP_SAMPLES = 200
 DEFAULT_ALLIN_SAMPLES = 1000
 STAT_NAMES = ("decisions", "range_updates", "boards", "strategy_rows", "equity_preflop",
               "equity_flop", "equity_turn", "equity_river", "lbr_folds", "lbr_calls",
-              "lbr_raises", "folds_to_raises")
+              "lbr_raises", "folds_to_raises", "raises_preflop", "raises_flop", "raises_turn",
+              "raises_river", "passive_calls", "translated", "off_tree", "max_branches")
 """Kernel counters in :attr:`LbrResult.stats`: LBR decisions, Bayes updates, boards scored,
 per-bucket strategy rows read, equity vectors computed per street, LBR's decisions by kind
-(fold, check/call, bet/raise) and the blueprint's folds right after an LBR raise."""
+(fold, check/call, bet/raise), the blueprint's folds right after an LBR raise, LBR's raises per
+street, its checks and calls on the streets before its rounds, its actions the bot read as one
+of two abstract sizes, the hands in which the bot left its tree, and the most abstract nodes
+LBR's belief held at once (its maximum, not a sum)."""
+
+
+@dataclass(frozen=True)
+class LbrSetting:
+    """One LBR setting: an action set (:data:`ACTION_SETS`) and the rounds LBR chooses on
+    (:data:`ROUNDS`). ``LbrSetting.parse("fcpa:3-4")``; ``str()`` gives it back."""
+
+    actions: str = "abstract"
+    rounds: str = "1-4"
+
+    def __post_init__(self):
+        if self.actions not in ACTION_SETS:
+            raise ValueError(f"unknown LBR action set {self.actions!r}; choose one of "
+                             f"{', '.join(ACTION_SETS)}")
+        if self.rounds not in ROUNDS:
+            raise ValueError(f"unknown LBR rounds {self.rounds!r}; choose 1-4 (every street) "
+                             f"or 3-4 (turn and river, checking or calling before)")
+
+    @classmethod
+    def parse(cls, text):
+        """``ACTIONS[:ROUNDS]``, e.g. ``fcpa:3-4`` or ``56`` (rounds 1-4)."""
+        if isinstance(text, cls):
+            return text
+        actions, _, rounds = str(text).strip().partition(":")
+        return cls(actions, rounds or "1-4")
+
+    def __str__(self):
+        return f"{self.actions}:{self.rounds}"
+
+    @property
+    def fractions(self):
+        """LBR's pot-fraction bets (of the pot after calling), ascending."""
+        return {"abstract": (), "fc": (), "fcpa": (1.0,), "56": FIFTY_SIX}[self.actions]
+
+    @property
+    def bet_allin(self):
+        return self.actions in ("fcpa", "56")
 
 
 @dataclass
@@ -59,13 +116,17 @@ class LbrResult:
     hands: int              # hands played (two per duplicate deal)
     seconds: float          # time in the kernel (compilation excluded)
     stats: dict = field(default_factory=dict)   # kernel counters (STAT_NAMES)
+    setting: LbrSetting = LbrSetting()
 
     @property
     def hands_per_second(self):
         return self.hands / self.seconds if self.seconds > 0 else float("inf")
 
     def line(self):
-        return (f"lbr: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} mbb/hand "
+        """``lbr: X ± Y mbb/hand (95% CI, N hands)``; other settings than the abstract one on
+        all rounds name theirs: ``lbr fcpa:3-4: ...``."""
+        name = "" if self.setting == LbrSetting() else f" {self.setting}"
+        return (f"lbr{name}: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} mbb/hand "
                 f"(95% CI, {self.hands} hands)")
 
     @property
@@ -110,29 +171,44 @@ def combos():
 
 
 def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
-              bucket_samples=0):
-    """The kernels' per-game constants (:data:`lbr_kernels.LbrSpec`); ``game`` None gives a
-    spec for the equity kernels only."""
+              bucket_samples=0, setting=None):
+    """The kernels' per-game constants (:data:`lbr_kernels.LbrSpec`) for ``setting`` (an
+    :class:`LbrSetting` or its text; default the abstract action set on every round);
+    ``game`` None gives a spec for the equity kernels only."""
     if int(bucket_samples) < 0:
         raise ValueError(f"bucket_samples must not be negative, got {bucket_samples}")
     if int(preflop_samples) < 1:
         raise ValueError(f"preflop_samples must be positive, got {preflop_samples}")
     if int(allin_samples) < 0:
         raise ValueError(f"allin_samples must not be negative, got {allin_samples}")
+    setting = LbrSetting.parse(setting or LbrSetting())
     card, mask = combos()
     if game is None:
         children = np.full((2, 1), -1, dtype=np.int64)
         num_buckets, stride = np.ones(4, dtype=np.int64), 1
+        raise_to = is_allin = np.zeros(1, dtype=np.int64)
+        chips = (1, 1, 0)
     else:
         children = bot_tables(game)[:2]
         num_buckets = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
         stride = int(game.bucket_stride)
+        rules = game.rules
+        raise_to = np.asarray(rules.raise_to, dtype=np.int64)
+        is_allin = np.array([label == "a" for label in rules.labels], dtype=np.int64)
+        table = rules.table
+        chips = (table.chips(table.stack), table.chips(table.big_blind), table.chips(table.ante))
     return lk.LbrSpec(stride=np.int64(stride), num_buckets=num_buckets,
                       fold_child=np.ascontiguousarray(children[0]),
                       call_child=np.ascontiguousarray(children[1]), combo_card=card,
                       combo_mask=mask, preflop_samples=np.int64(preflop_samples),
                       allin_samples=np.int64(allin_samples),
-                      bucket_samples=np.int64(bucket_samples))
+                      bucket_samples=np.int64(bucket_samples), raise_to=raise_to,
+                      is_allin=is_allin, stack=np.int64(chips[0]),
+                      big_blind=np.int64(chips[1]), ante=np.int64(chips[2]),
+                      fractions=np.array(setting.fractions, dtype=np.float64),
+                      bet_allin=np.int64(setting.bet_allin),
+                      abstract=np.int64(setting.actions == "abstract"),
+                      first_round=np.int64(ROUNDS[setting.rounds]))
 
 
 def make_work(game=None):
@@ -140,6 +216,8 @@ def make_work(game=None):
     buckets = 1 if game is None else int(game.bucket_stride)
     actions = 1 if game is None else int(game.max_actions)
     n = lk.NUM_COMBOS
+    branches = lk.MAX_BRANCHES
+    candidates = 2 + max(actions, len(FIFTY_SIX) + 1)
     return lk.LbrWork(
         cards=np.zeros(9, np.int64), deck=np.zeros(52, np.int64), ready=np.zeros(8, np.int64),
         live=np.zeros((4, n), np.int64), num_live=np.zeros(4, np.int64),
@@ -150,13 +228,19 @@ def make_work(game=None):
         card_boards=np.zeros(52, np.int64), pair_score=np.zeros(n, np.int64),
         pair_boards=np.zeros(n, np.int64),
         preflop_equity=np.zeros((n, n), np.float64), preflop_ready=np.zeros(n, np.int64),
-        range=np.zeros(n, np.float64), strategy=np.zeros((buckets, actions), np.float64),
-        value=np.zeros(actions, np.float64), sigma=np.zeros(actions, np.float64),
+        range=np.zeros((branches, n), np.float64), node=np.zeros(branches, np.int64),
+        num_branches=np.ones(1, np.int64), strategy=np.zeros((buckets, actions), np.float64),
+        value=np.zeros(candidates, np.float64), sigma=np.zeros(actions, np.float64),
         table=np.zeros(lk.NUM_CODES ** 2, np.int32),
         rep=np.zeros((13, 3), np.int64), bucket_work=np.zeros(RUNTIME_WORK, np.int64),
         strength=np.zeros(2, np.int64), stats=np.zeros(lk.NUM_STATS, np.int64),
         own_bucket=np.zeros(4, np.int64), mates=np.zeros(n, np.int64),
-        mate_sum=np.zeros(n, np.float64), mate_count=np.zeros(n, np.int64))
+        mate_sum=np.zeros(n, np.float64), mate_count=np.zeros(n, np.int64),
+        real=np.zeros(lk.NUM_REAL, np.int64), cand_kind=np.zeros(candidates, np.int64),
+        cand_to=np.zeros(candidates, np.int64),
+        response=np.zeros((branches, actions, 5), np.float64),
+        response_ready=np.zeros((branches, actions), np.int64),
+        opt_child=np.zeros(2, np.int64), opt_prob=np.zeros(2, np.float64))
 
 
 def _check_game(game):
@@ -193,15 +277,17 @@ def baseline_store(game, policy):
 
 def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
               preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
-              threads=1, bucket_samples=0):
+              threads=1, bucket_samples=0, setting=None):
     """LBR against the average strategy in ``store`` (StoreArrays) of the heads-up game
-    ``game`` (``bucket_samples``: see :func:`local_best_response`). ``hands`` is rounded up to an even number (duplicate pairs). ``threads`` > 1
-    splits the deals over that many threads (the kernels release the GIL), each with its own
-    random stream: reproducible for a given seed and thread count."""
+    ``game`` (``bucket_samples``, ``setting``: see :func:`local_best_response`). ``hands`` is
+    rounded up to an even number (duplicate pairs). ``threads`` > 1 splits the deals over that
+    many threads (the kernels release the GIL), each with its own random stream: reproducible
+    for a given seed and thread count."""
     _check_game(game)
+    setting = LbrSetting.parse(setting or LbrSetting())
     deals = max(1, (int(hands) + 1) // 2)
     threads = max(1, min(int(threads), deals))
-    spec = make_spec(game, preflop_samples, allin_samples, bucket_samples)
+    spec = make_spec(game, preflop_samples, allin_samples, bucket_samples, setting)
     works = [make_work(game) for _ in range(threads)]
     states = rng.make_states(seed, threads)
     out = np.zeros(deals, dtype=np.float64)
@@ -225,15 +311,20 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
     ci = (1.96 * float(out.std(ddof=1)) / float(np.sqrt(deals)) * scale if deals > 1
           else float("inf"))
     stats = np.sum([w.stats for w in works], axis=0)
+    stats[lk.STAT_MAX_BRANCHES] = max(int(w.stats[lk.STAT_MAX_BRANCHES]) for w in works)
     return LbrResult(mbb_per_hand=mean, ci95=ci, hands=2 * deals, seconds=seconds,
-                     stats=dict(zip(STAT_NAMES, stats.tolist())))
+                     stats=dict(zip(STAT_NAMES, stats.tolist())), setting=setting)
 
 
 def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,
                         preflop_samples=DEFAULT_PREFLOP_SAMPLES,
-                        allin_samples=DEFAULT_ALLIN_SAMPLES, threads=1, bucket_samples=0):
+                        allin_samples=DEFAULT_ALLIN_SAMPLES, threads=1, bucket_samples=0,
+                        setting=None):
     """LBR against a heads-up No-Limit Hold'em :class:`holdem.analysis.blueprint.Blueprint`:
     an :class:`LbrResult` (mbb_per_hand, ci95, hands, seconds).
+
+    ``setting``: an :class:`LbrSetting` or its text (``"fcpa:3-4"``); default the blueprint
+    tree's own sizes on every round.
 
     ``preflop_samples`` random boards estimate LBR's preflop equity. A hand that reaches
     showdown before the river (all-in) scores its expectation over the unseen board instead of
@@ -250,7 +341,7 @@ def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,
     _check_game(blueprint.game)
     store = blueprint_store(blueprint).arrays
     return lbr_match(blueprint.game, store, hands, seed, preflop_samples, allin_samples, threads,
-                     bucket_samples)
+                     bucket_samples, setting)
 
 
 def combo_equity(hole, board, preflop_samples=DEFAULT_PREFLOP_SAMPLES, seed=0):

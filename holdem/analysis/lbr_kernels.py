@@ -1,10 +1,12 @@
 """Local best response (LBR) kernels for heads-up No-Limit Hold'em blueprints.
 
 After Lisý & Bowling 2017, "Equilibrium Approximation Quality of Current No-Limit Poker Bots"
-(Algorithm 1). LBR sees its own cards and the board, never the blueprint's; it keeps the
-blueprint's *range*, a distribution over the 1,326 hole-card combos, and at each of its decisions
-takes the abstract action with the highest expected chips assuming the hand is then checked down
-to showdown, except for the blueprint's immediate answer to a raise (fold, or call):
+(Algorithm 1). LBR plays the *real* game (integer chips, no cap on raises) against a blueprint
+that plays on its abstract tree, as :mod:`holdem.cli.play`'s bot does. LBR sees its own cards and
+the board, never the blueprint's; it keeps the blueprint's *range*, a distribution over the 1,326
+hole-card combos, and at each of its decisions takes the action of its *action set* with the
+highest expected chips assuming the hand is then checked down to showdown, except for the
+blueprint's immediate answer to a raise (fold, or call):
 
 - fold:  ``u = -contrib[LBR]`` (chips relative to the start of the hand);
 - call:  ``u = WP * pot' - contrib'[LBR]`` after the call, with ``WP = sum_c range[c] eq[c]``
@@ -13,23 +15,28 @@ to showdown, except for the blueprint's immediate answer to a raise (fold, or ca
   ``fp = sum_c range[c] sigma(child, c)[fold]``, ``WP'`` uses the range weighted by the call
   probability ``sigma(child, c)[call]`` and ``pot''`` is the pot once the blueprint has called.
 
-When the blueprint acts, ``range[c] *= sigma(node, bucket of c)[action]`` (Bayes' rule) and the
-range is renormalized; a new board card removes the combos holding it. ``sigma`` is the
-blueprint's average strategy (normalized strategy sums; regret matching where those are zero,
-uniform where the infoset was never stored).
+The action set is the blueprint tree's own sizes (``spec.abstract``), or fold, call, the pot
+fractions ``spec.fractions`` of the real pot after calling (rounded to chips, raised to the
+minimum raise, all-in at or above the stack) and optionally all-in. On streets before
+``spec.first_round`` LBR checks or calls whatever it faces.
 
-Equity ``eq[street, c]`` depends only on LBR's cards and the board, so it is computed once per
-deal and street and shared by both seatings and every decision: the river board exactly; every
-river (turn); all C(47, 2) = 1,081 turn-river runouts (flop); ``preflop_samples`` random boards
-(preflop, Monte Carlo; kept per LBR hole-card combo for the rest of the run). One board is
-scored for all combos at once. A card's *code* is its rank, or 13 + rank in the board's flush
-suit (a suit with 3+ board cards); a combo's result depends only on its two codes, so the board
-is ranked once per pair of codes (91 rank pairs, plus 45 flush-card pairs when 3 board cards
-share a suit, plus 130 (flush card, rank) pairs with 4 or 5) into a 26 x 26 result table. The
-tables are summed per flush suit over all boards and over the boards holding each card; a
-combo's score is then the sum minus the boards holding either of its cards, plus the ones
-holding both (inclusion-exclusion), so a board costs a few hundred evaluations and three
-vector additions instead of one evaluation per combo.
+**Translation.** A real bet reaches the blueprint as ``translate_line`` reads it (the bot of
+``play``): an off-tree size ``x`` (chips beyond the abstract current bet, over the abstract pot
+after calling) between two abstract sizes is read as the smaller with the pseudo-harmonic
+probability, else as the larger; a real all-in as the tree's all-in; a raise where the tree has
+none, or any action once the abstract hand no longer matches the real one (wrong street, wrong
+player, a terminal), leaves the tree, and the bot then checks or calls to the end. The bot's
+abstract raises become real raises to the same street commitment, clamped to what is legal.
+The bot draws its reading of each off-tree size once (``rng``); LBR does not see the draw, so
+its belief is a small set of *branches*, each an abstract node with a weight per combo (their
+sum is the range). LBR's raise splits every branch by the reading probabilities, so ``fp`` and
+``WP'`` above are the blueprint's *translated* response; a blueprint action multiplies each
+branch's weights by the probability that its node produces that real action. Branches at the
+same node merge; past ``MAX_BRANCHES`` the lighter reading is dropped (LBR's belief is then
+approximate, which keeps LBR a legal strategy and its result a lower bound).
+
+Equity (:mod:`holdem.analysis.equity_kernels`) depends only on LBR's cards and the board, so it
+is computed once per deal and street, when LBR first chooses there.
 
 A hand that reaches showdown before the river (all-in) scores its expectation over the unseen
 board (exact from the flop, ``allin_samples`` boards preflop) instead of the dealt board: the
@@ -46,29 +53,49 @@ import numpy as np
 
 from holdem import rng
 from holdem._jit import njit, njit_inline
-from holdem.abstraction.deal_kernels import (POPCOUNT, RANK_MASK, hand_index_kernel,
-                                             river_prepare_kernel, river_score_from_work)
-from holdem.analysis.play_kernels import blueprint_action, average_strategy
+from holdem.abstraction.deal_kernels import (hand_index_kernel, river_prepare_kernel,
+                                             river_score_from_work)
+from holdem.analysis.equity_kernels import (NUM_CODES, NUM_COMBOS, STAT_BOARDS,  # noqa: F401
+                                            STAT_STREETS, allin_equity, combo_of,
+                                            compute_equity, street_equity)
+from holdem.analysis.play_kernels import average_strategy, sample_average
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
-from holdem.games.tree_kernels import DECISION, FOLD, terminal_utility
+from holdem.games.tree_kernels import DECISION
 
-NUM_COMBOS = 1326
-CALL = 1                        # ActionCode.CALL: the action leading to a call child
-RAISE = 2                       # ActionCode.RAISE
+MAX_BRANCHES = 16               # abstract nodes LBR's belief keeps at once (module docstring)
 
-# stats[] counters (for tools/bench_lbr.py)
-STAT_DECISIONS = 0              # LBR decisions
+# real actions
+A_FOLD = 0
+A_CALL = 1                      # check or call
+A_RAISE = 2                     # bet or raise (to a street commitment)
+
+# work.real[] fields: the real hand's state, integer chips
+R_CONTRIB = 0                   # [0:2] chips each seat has put in (antes and blinds included)
+R_COMMIT = 2                    # [2:4] each seat's commitment on this street
+R_BET = 4                       # the street's highest commitment
+R_INC = 5                       # the last raise increment (the minimum raise's step)
+R_ACTED = 6                     # bit p: seat p has acted since the last raise
+R_PLAYER = 7                    # seat to act
+R_STREET = 8
+R_OVER = 9                      # 0 running, 1 someone folded, 2 showdown
+R_FOLDER = 10
+R_LAST_TO = 11                  # the last action's street commitment (raises)
+NUM_REAL = 12
+
+# stats[] counters (for tools/bench_lbr.py and the tests)
+STAT_DECISIONS = 0              # LBR's chosen actions (on the streets it acts on)
 STAT_UPDATES = 1                # Bayes updates of the range (blueprint actions)
-STAT_BOARDS = 2                 # boards scored against every live combo
 STAT_LOOKUPS = 3                # per-bucket strategy rows read from the store
-STAT_STREETS = 4                # [4 + street]: equity vectors computed on that street
-STAT_FOLDS = 8                  # LBR's decisions by kind: fold, check/call, raise
+STAT_FOLDS = 8                  # LBR's chosen actions by kind: fold, check/call, raise
 STAT_CALLS = 9
 STAT_RAISES = 10
 STAT_FOLDED_TO = 11             # the blueprint folded right after an LBR raise
-NUM_STATS = 12
-
-NUM_CODES = 26                  # card codes on a board: rank, or 13 + rank in the flush suit
+STAT_STREET_RAISES = 12         # [12 + street]: LBR's bets and raises on that street
+STAT_PASSIVE = 16               # LBR's checks and calls on streets before first_round
+STAT_TRANSLATED = 17            # LBR actions the bot read as one of two abstract sizes
+STAT_OFF_TREE = 18              # hands in which the bot left its abstract tree
+STAT_MAX_BRANCHES = 19          # the most branches LBR's belief held at once
+NUM_STATS = 20
 
 LbrSpec = namedtuple("LbrSpec", [
     "stride",           # int: infoset key = history * stride + bucket
@@ -80,6 +107,15 @@ LbrSpec = namedtuple("LbrSpec", [
     "preflop_samples",  # int: Monte Carlo boards for preflop equity
     "allin_samples",    # int: boards for a preflop all-in's expectation; 0 = no expectation
     "bucket_samples",   # int: 0 = LBR sees its cards; else it sees only its bucket postflop
+    "raise_to",         # int64[num_nodes]: street commitment after the action leading here
+    "is_allin",         # int64[num_nodes]: 1 where that action is the tree's all-in (``a``)
+    "stack",            # int: chips per seat before antes and blinds
+    "big_blind",        # int: chips
+    "ante",             # int: chips
+    "fractions",        # float64[m]: LBR's pot-fraction bets, ascending (unused if abstract)
+    "bet_allin",        # int: 1 = LBR may go all-in (unused if abstract)
+    "abstract",         # int: 1 = LBR bets the blueprint tree's sizes
+    "first_round",      # int: LBR chooses from this street on; before it checks or calls
 ])
 """Per-game constants of the LBR kernels (built by :func:`holdem.analysis.lbr.make_spec`)."""
 
@@ -101,9 +137,11 @@ LbrWork = namedtuple("LbrWork", [
     "pair_boards",  # int64[1326]: how many such boards
     "preflop_equity",   # float64[1326, 1326]: preflop equity by LBR's combo, opponent combo
     "preflop_ready",    # int64[1326]: whether that row is computed
-    "range",        # float64[1326]: the blueprint's range, normalized over the live combos
+    "range",        # float64[MAX_BRANCHES, 1326]: weight of (branch, combo); sums to 1
+    "node",         # int64[MAX_BRANCHES]: each branch's abstract node (-1: off the tree)
+    "num_branches",  # int64[1]
     "strategy",     # float64[max buckets, max_actions]: sigma per bucket at one node
-    "value",        # float64[max_actions]: LBR's action values at one decision
+    "value",        # float64[max candidates]: LBR's action values at one decision
     "sigma",        # float64[max_actions]: sampling scratch
     "table",        # int32[26 * 26]: LBR's result on one board vs each pair of card codes
     "rep",          # int64[13, 3]: per rank up to two free non-flush cards, and their count
@@ -114,12 +152,181 @@ LbrWork = namedtuple("LbrWork", [
     "mates",        # int64[1326]: the combos sharing LBR's bucket (bucket-only LBR)
     "mate_sum",     # float64[1326]: bucket-only LBR's equity sums per live combo
     "mate_count",   # int64[1326]: and how many sampled hands each sum holds
+    "real",         # int64[NUM_REAL]: the real hand (R_* fields)
+    "cand_kind",    # int64[max candidates]: LBR's candidate actions (A_*) ...
+    "cand_to",      # int64[max candidates]: ... and their street commitments
+    "response",     # float64[MAX_BRANCHES, max_actions, 5]: the bot's answer to a raise per
+                    #   (branch, abstract child): fold, call, call x equity, stay, stay x eq
+    "response_ready",   # int64[MAX_BRANCHES, max_actions]
+    "opt_child",    # int64[2]: a translation's readings ...
+    "opt_prob",     # float64[2]: ... and their probabilities
 ])
 """Scratch of the LBR kernels (built by :func:`holdem.analysis.lbr.make_work`)."""
 
 
 # --------------------------------------------------------------------------------------------
-# Blueprint strategy and range
+# The real hand
+# --------------------------------------------------------------------------------------------
+
+@njit
+def real_start(tree, spec, real):
+    """The real hand at its first decision: the root's contributions (antes and blinds)."""
+    for p in range(2):
+        real[R_CONTRIB + p] = np.int64(tree.contrib[0, p])
+        real[R_COMMIT + p] = real[R_CONTRIB + p] - spec.ante
+    real[R_BET] = max(real[R_COMMIT], real[R_COMMIT + 1])
+    real[R_INC] = spec.big_blind
+    real[R_ACTED] = 0
+    real[R_PLAYER] = 0
+    real[R_STREET] = 0
+    real[R_OVER] = 0
+    real[R_FOLDER] = -1
+    real[R_LAST_TO] = 0
+
+
+@njit_inline
+def real_to_call(real):
+    return real[R_BET] - real[R_COMMIT + real[R_PLAYER]]
+
+
+@njit_inline
+def real_max_to(spec, real):
+    """The street commitment of the seat to act's all-in; no raise is legal at or below the
+    current bet, nor once the other seat is all-in (then 0)."""
+    p = real[R_PLAYER]
+    if real[R_CONTRIB + 1 - p] >= spec.stack:
+        return np.int64(0)
+    max_to = spec.stack - (real[R_CONTRIB + p] - real[R_COMMIT + p])
+    return max_to if max_to > real[R_BET] else np.int64(0)
+
+
+@njit_inline
+def real_min_to(spec, real, max_to):
+    """The legal minimum raise-to (all-in where the stack is short of it)."""
+    return min(real[R_BET] + max(real[R_INC], spec.big_blind), max_to)
+
+
+@njit
+def real_apply(spec, real, kind, to):
+    """The seat to act folds, checks/calls, or raises to street commitment ``to``."""
+    p = real[R_PLAYER]
+    o = 1 - p
+    if kind == A_FOLD:
+        real[R_OVER] = 1
+        real[R_FOLDER] = p
+        return
+    if kind == A_CALL:
+        real[R_CONTRIB + p] += real[R_BET] - real[R_COMMIT + p]
+        real[R_COMMIT + p] = real[R_BET]
+        real[R_ACTED] |= 1 << p
+        if real[R_ACTED] == 3 and real[R_COMMIT] == real[R_COMMIT + 1]:
+            if (real[R_STREET] == 3 or real[R_CONTRIB] >= spec.stack
+                    or real[R_CONTRIB + 1] >= spec.stack):
+                real[R_OVER] = 2
+                return
+            real[R_STREET] += 1
+            real[R_COMMIT] = 0
+            real[R_COMMIT + 1] = 0
+            real[R_BET] = 0
+            real[R_INC] = spec.big_blind
+            real[R_ACTED] = 0
+            real[R_PLAYER] = 1
+        else:
+            real[R_PLAYER] = o
+        return
+    real[R_CONTRIB + p] += to - real[R_COMMIT + p]
+    real[R_INC] = max(to - real[R_BET], real[R_INC])
+    real[R_BET] = to
+    real[R_COMMIT + p] = to
+    real[R_ACTED] = 1 << p
+    real[R_PLAYER] = o
+    real[R_LAST_TO] = to
+
+
+# --------------------------------------------------------------------------------------------
+# Translation between the real hand and the abstract tree
+# --------------------------------------------------------------------------------------------
+
+@njit
+def translate_action(tree, spec, node, kind, to, all_in, opt_child, opt_prob):
+    """How the bot reads a real action taken at abstract ``node`` (``translate_line``):
+    its one or two readings into ``opt_child`` / ``opt_prob``; returns how many (0: the action
+    leaves the tree). ``to``: a raise's street commitment; ``all_in``: the raise is all-in."""
+    if node < 0 or tree.kind[node] != DECISION:
+        return 0
+    if kind == A_FOLD:
+        if spec.fold_child[node] < 0:
+            return 0
+        opt_child[0] = spec.fold_child[node]
+        opt_prob[0] = 1.0
+        return 1
+    call = spec.call_child[node]
+    if kind == A_CALL:
+        opt_child[0] = call
+        opt_prob[0] = 1.0
+        return 1
+    last = tree.child_start[node] + tree.num_actions[node] - 1
+    first = call + 1
+    if first > last:
+        return 0
+    if all_in and spec.is_allin[last]:
+        opt_child[0] = last
+        opt_prob[0] = 1.0
+        return 1
+    current = float(spec.raise_to[call])
+    me = tree.player[node]
+    to_call = tree.contrib[node, 1 - me] - tree.contrib[node, me]
+    pot = float(tree.contrib[node].sum() + to_call)
+    x = (float(to) - current) / pot
+    if x <= (spec.raise_to[first] - current) / pot:
+        opt_child[0] = first
+        opt_prob[0] = 1.0
+        return 1
+    if x >= (spec.raise_to[last] - current) / pot:
+        opt_child[0] = last
+        opt_prob[0] = 1.0
+        return 1
+    for c in range(first, last):
+        a = (spec.raise_to[c] - current) / pot
+        b = (spec.raise_to[c + 1] - current) / pot
+        if a <= x <= b:
+            if x == a or x == b:
+                opt_child[0] = c if x == a else c + 1
+                opt_prob[0] = 1.0
+                return 1
+            opt_child[0] = c
+            opt_child[1] = c + 1
+            opt_prob[0] = (b - x) * (1.0 + a) / ((b - a) * (1.0 + x))   # pseudo-harmonic
+            opt_prob[1] = 1.0 - opt_prob[0]
+            return 2
+    return 0                    # unreachable: the sizes are increasing
+
+
+@njit
+def bot_real_action(spec, real, child, fold_child, call_child):
+    """The real action for the bot's abstract action leading to ``child`` (``bot_action`` of
+    :mod:`holdem.analysis.bot`): (A_*, street commitment). A fold with nothing to call checks;
+    a raise the rules do not allow calls; sizes are clamped to the legal range."""
+    if child == fold_child:
+        return (A_FOLD, np.int64(0)) if real_to_call(real) > 0 else (A_CALL, np.int64(0))
+    max_to = real_max_to(spec, real)
+    if child == call_child or max_to == 0:
+        return A_CALL, np.int64(0)
+    if spec.is_allin[child]:
+        return A_RAISE, max_to
+    to = max(spec.raise_to[child], real_min_to(spec, real, max_to))
+    return A_RAISE, min(to, max_to)
+
+
+@njit
+def bot_on_tree(tree, real, node, seat):
+    """Whether abstract ``node`` is the bot's decision on the real hand's street."""
+    return (node >= 0 and tree.kind[node] == DECISION and tree.player[node] == seat
+            and tree.street[node] == real[R_STREET])
+
+
+# --------------------------------------------------------------------------------------------
+# Blueprint strategy and LBR's belief
 # --------------------------------------------------------------------------------------------
 
 @njit
@@ -135,39 +342,162 @@ def bucket_strategies(tree, store, spec, node, work):
 
 
 @njit
-def _normalize_range(work, street):
+def normalize_range(work, street):
+    """Scale every branch's weights over the live combos of ``street`` to sum to 1."""
     total = 0.0
     live = work.live[street]
     n = work.num_live[street]
-    for i in range(n):
-        total += work.range[live[i]]
+    for b in range(work.num_branches[0]):
+        row = work.range[b]
+        for i in range(n):
+            total += row[live[i]]
     if total > 0.0:
         inv = 1.0 / total
-        for i in range(n):
-            work.range[live[i]] *= inv
+        for b in range(work.num_branches[0]):
+            row = work.range[b]
+            for i in range(n):
+                row[live[i]] *= inv
     else:                       # cannot happen with exact arithmetic; stay defined
+        work.num_branches[0] = 1
         for i in range(n):
-            work.range[live[i]] = 1.0 / n
+            work.range[0, live[i]] = 1.0 / n
 
 
 @njit
-def update_range(tree, store, spec, node, action, work):
-    """Bayes' rule after the blueprint took ``action`` at ``node``: ``range[c] *=
-    sigma(node, bucket of c)[action]`` over the live combos of the node's street, then
-    renormalize (``work.bucket`` of that street must be ready)."""
-    street = tree.street[node]
-    bucket_strategies(tree, store, spec, node, work)
+def _branch_weight(work, b, street):
+    row = work.range[b]
     live = work.live[street]
-    buckets = work.bucket[street]
+    total = 0.0
     for i in range(work.num_live[street]):
+        total += row[live[i]]
+    return total
+
+
+@njit
+def _tidy_branches(work, street):
+    """Merge branches at the same node, drop the weightless, then renormalize."""
+    nb = work.num_branches[0]
+    live = work.live[street]
+    n = work.num_live[street]
+    keep = 0
+    for b in range(nb):
+        if _branch_weight(work, b, street) <= 0.0:
+            continue
+        merged = False
+        for k in range(keep):
+            if work.node[k] == work.node[b]:
+                for i in range(n):
+                    work.range[k, live[i]] += work.range[b, live[i]]
+                merged = True
+                break
+        if not merged:
+            if keep != b:
+                work.node[keep] = work.node[b]
+                for i in range(n):
+                    work.range[keep, live[i]] = work.range[b, live[i]]
+            keep += 1
+    work.num_branches[0] = max(keep, 1)
+    if keep == 0:
+        work.node[0] = -1
+    normalize_range(work, street)
+    if work.num_branches[0] > work.stats[STAT_MAX_BRANCHES]:
+        work.stats[STAT_MAX_BRANCHES] = work.num_branches[0]
+
+
+@njit
+def _split_branch(work, b, street, num):
+    """Branch ``b`` moves to its first reading ``opt_child[0]``; a second reading becomes a
+    new branch (weights x its probability) while there is room, else the likelier stays."""
+    live = work.live[street]
+    n = work.num_live[street]
+    if num == 0:
+        work.node[b] = -1
+        return
+    if num == 1:
+        work.node[b] = work.opt_child[0]
+        return
+    p0 = work.opt_prob[0]
+    p1 = work.opt_prob[1]
+    nb = work.num_branches[0]
+    if nb >= MAX_BRANCHES:
+        work.node[b] = work.opt_child[0] if p0 >= p1 else work.opt_child[1]
+        return
+    work.node[nb] = work.opt_child[1]
+    for i in range(n):
         c = live[i]
-        work.range[c] *= work.strategy[buckets[c], action]
-    _normalize_range(work, street)
+        work.range[nb, c] = work.range[b, c] * p1
+        work.range[b, c] *= p0
+    work.num_branches[0] = nb + 1
+
+
+@njit
+def lbr_moves(tree, spec, work, kind, to, all_in):
+    """LBR took a real action: every branch follows the bot's reading(s) of it."""
+    street = work.real[R_STREET]
+    for b in range(work.num_branches[0]):
+        num = translate_action(tree, spec, work.node[b], kind, to, all_in, work.opt_child,
+                               work.opt_prob)
+        _split_branch(work, b, street, num)
+    _tidy_branches(work, street)
+
+
+@njit
+def update_range(tree, store, spec, seat, kind, to, work):
+    """Bayes' rule after the bot (in ``seat``) took the real action (``kind``, ``to``) on the
+    real hand ``work.real`` (before it is applied): each branch's weights are multiplied by
+    the probability that its node produces that action (1 for a check or call off the tree, 0
+    for anything else there), and the branch moves on to the bot's reading of its action."""
+    real = work.real
+    street = real[R_STREET]
+    live = work.live[street]
+    n = work.num_live[street]
+    buckets = work.bucket[street]
+    all_in = kind == A_RAISE and to == real_max_to(spec, real)
+    for b in range(work.num_branches[0]):
+        node = work.node[b]
+        row = work.range[b]
+        if not bot_on_tree(tree, real, node, seat):
+            if kind != A_CALL:
+                for i in range(n):
+                    row[live[i]] = 0.0
+            work.node[b] = -1
+            continue
+        c0 = tree.child_start[node]
+        na = tree.num_actions[node]
+        bucket_strategies(tree, store, spec, node, work)
+        matches = 0
+        last = -1
+        for a in range(na):
+            k, t = bot_real_action(spec, real, c0 + a, spec.fold_child[node],
+                                   spec.call_child[node])
+            if k == kind and (k != A_RAISE or t == to):
+                matches += 1
+                last = a
+        if matches == 1:
+            for i in range(n):
+                c = live[i]
+                row[c] *= work.strategy[buckets[c], last]
+        else:                   # several abstract actions look alike in the real hand (or none)
+            mask = work.sigma
+            for a in range(na):
+                k, t = bot_real_action(spec, real, c0 + a, spec.fold_child[node],
+                                       spec.call_child[node])
+                mask[a] = 1.0 if k == kind and (k != A_RAISE or t == to) else 0.0
+            for i in range(n):
+                c = live[i]
+                s = 0.0
+                for a in range(na):
+                    s += mask[a] * work.strategy[buckets[c], a]
+                row[c] *= s
+        num = translate_action(tree, spec, node, kind, to, all_in, work.opt_child,
+                               work.opt_prob)
+        _split_branch(work, b, street, num)
+    _tidy_branches(work, street)
     work.stats[STAT_UPDATES] += 1
 
 
 # --------------------------------------------------------------------------------------------
-# Live combos, buckets and equity per street
+# Live combos and buckets per street
 # --------------------------------------------------------------------------------------------
 
 @njit_inline
@@ -222,175 +552,6 @@ def prepare_street(tables, spec, work, street):
     work.ready[street] = 1
 
 
-@njit_inline
-def _result(mine, rank):
-    """LBR's score against one hand: 2 win, 1 tie, 0 loss."""
-    return 2 * (mine > rank) + (mine == rank)
-
-
-@njit_inline
-def _code(card, flush_suit):
-    """A card's code on a board: its rank, or 13 + rank in the board's flush suit."""
-    return 13 + (card >> 2) if (card & 3) == flush_suit else card >> 2
-
-
-@njit_inline
-def _set_result(table, i, j, value):
-    table[i * NUM_CODES + j] = value
-    table[j * NUM_CODES + i] = value
-
-
-@njit
-def board_table(work, board_key, board_mask):
-    """``work.table[i * 26 + j]`` = LBR's result (2 win, 1 tie, 0 loss) on the 5-card board
-    ``board_key`` against any combo disjoint from it (``board_mask``) whose cards have codes
-    ``i`` and ``j`` (:func:`_code`); entries no such combo has are left as they were. Returns
-    the board's flush suit (-1: none). A combo with no card of the flush suit ranks by its two
-    ranks, so the board is ranked 91 times, plus 45 times for pairs of flush cards on a board
-    with 3 cards of the suit and 130 more with 4 or 5 (then one flush card makes a flush)."""
-    cards = work.cards
-    mine = rank_key_kernel(board_key | CARD_BITS[cards[0]] | CARD_BITS[cards[1]])
-    flush_suit = -1
-    num_flush = 0
-    for suit in range(4):
-        count = POPCOUNT[(board_key >> (16 * suit)) & RANK_MASK]
-        if count >= 3:
-            flush_suit = suit
-            num_flush = count
-    rep = work.rep
-    for r in range(13):
-        rep[r, 2] = 0
-    for card in range(52):
-        r = card >> 2
-        if not (board_mask >> card) & 1 and (card & 3) != flush_suit:
-            if rep[r, 2] < 2:
-                rep[r, rep[r, 2]] = card
-            rep[r, 2] += 1
-    table = work.table
-    for r1 in range(13):
-        if rep[r1, 2] == 0:
-            continue
-        k1 = board_key | CARD_BITS[rep[r1, 0]]
-        if rep[r1, 2] >= 2:
-            table[r1 * (NUM_CODES + 1)] = _result(mine, rank_key_kernel(
-                k1 | CARD_BITS[rep[r1, 1]]))
-        for r2 in range(r1 + 1, 13):
-            if rep[r2, 2] > 0:
-                _set_result(table, r1, r2, _result(mine, rank_key_kernel(
-                    k1 | CARD_BITS[rep[r2, 0]])))
-    if flush_suit >= 0:
-        for f1 in range(13):
-            c1 = 4 * f1 + flush_suit
-            if (board_mask >> c1) & 1:
-                continue
-            k1 = board_key | CARD_BITS[c1]
-            for r in range(13):
-                if rep[r, 2] == 0:
-                    continue
-                if num_flush == 3 and (r != f1 or rep[r, 2] >= 2):
-                    # one flush card cannot make a flush here: the ranks decide
-                    _set_result(table, 13 + f1, r, table[f1 * NUM_CODES + r])
-                else:
-                    _set_result(table, 13 + f1, r, _result(mine, rank_key_kernel(
-                        k1 | CARD_BITS[rep[r, 0]])))
-            for f2 in range(f1 + 1, 13):
-                c2 = 4 * f2 + flush_suit
-                if not (board_mask >> c2) & 1:
-                    _set_result(table, 13 + f1, 13 + f2, _result(mine, rank_key_kernel(
-                        k1 | CARD_BITS[c2])))
-    work.stats[STAT_BOARDS] += 1
-    return flush_suit
-
-
-@njit_inline
-def _add_into(dst, src, first):
-    """``dst = src`` if ``first`` else ``dst += src`` (plain arrays, so the loop vectorizes)."""
-    if first:
-        for i in range(NUM_CODES * NUM_CODES):
-            dst[i] = src[i]
-    else:
-        for i in range(NUM_CODES * NUM_CODES):
-            dst[i] += src[i]
-
-
-@njit_inline
-def _add_table(work, dst, flag_index):
-    """``dst += work.table`` (``dst = work.table`` the first time: ``work.used`` flag)."""
-    _add_into(dst, work.table, work.used[flag_index] == 0)
-    work.used[flag_index] = 1
-
-
-@njit
-def _accumulate(work, board_key, board_mask, num_new):
-    """Score one board for every combo at once: add its result table (:func:`board_table`)
-    to ``by_card[s, x]`` for each of its ``num_new`` unseen cards ``x = work.new[j]`` (s =
-    flush suit + 1; to ``total[s]`` when it has none) and count it. A combo's score is later
-    ``total - by_card[a] - by_card[b]`` (boards holding its cards removed) plus the boards
-    holding both, which are added to ``pair_score`` here."""
-    flush_suit = board_table(work, board_key, board_mask)
-    s = flush_suit + 1
-    work.boards[s] += 1
-    if num_new == 0:
-        _add_table(work, work.total[s], 5 * 52 + s)
-    new = work.new
-    table = work.table
-    for j in range(num_new):
-        x = new[j]
-        _add_table(work, work.by_card[s, x], s * 52 + x)
-        work.card_boards[x] += 1
-        cx = _code(x, flush_suit) * NUM_CODES
-        for k in range(j + 1, num_new):
-            y = new[k]
-            c = _combo_of(x, y)
-            work.pair_score[c] += table[cx + _code(y, flush_suit)]
-            work.pair_boards[c] += 1
-
-
-@njit
-def _totals(work, num_new):
-    """``total[s]`` = the sum of ``by_card[s, x]`` over the cards, divided by ``num_new``
-    (every board was added once per unseen card)."""
-    for s in range(5):
-        if work.boards[s] == 0:
-            continue
-        total = work.total[s]
-        for i in range(NUM_CODES * NUM_CODES):
-            total[i] = 0
-        for x in range(52):
-            if work.used[s * 52 + x]:
-                row = work.by_card[s, x]
-                for i in range(NUM_CODES * NUM_CODES):
-                    total[i] += row[i]
-        for i in range(NUM_CODES * NUM_CODES):
-            total[i] //= num_new
-
-
-@njit
-def street_equity(spec, work, street, state):
-    """``work.equity[street, c]`` = LBR's pot share against every live combo ``c`` of
-    ``street`` (``prepare_street`` first), over the unseen board: exact from the flop on,
-    ``spec.preflop_samples`` random boards preflop (drawn with ``state``). Preflop vectors
-    depend on LBR's hole cards only and are kept per hole-card combo for later deals (so LBR's
-    preflop play is one fixed strategy, and the estimate costs once per combo and run)."""
-    if work.ready[4 + street]:
-        return
-    if street == 0:
-        hole = _combo_of(work.cards[0], work.cards[1])
-        live = work.live[0]
-        n = work.num_live[0]
-        if work.preflop_ready[hole]:
-            for i in range(n):
-                work.equity[0, live[i]] = work.preflop_equity[hole, live[i]]
-        else:
-            _compute_equity(spec, work, 0, state)
-            for i in range(n):
-                work.preflop_equity[hole, live[i]] = work.equity[0, live[i]]
-            work.preflop_ready[hole] = 1
-    else:
-        _compute_equity(spec, work, street, state)
-    work.ready[4 + street] = 1
-
-
 @njit
 def decision_equity(spec, work, street, state):
     """The equity LBR decides with on ``street``: :func:`street_equity` (its own cards), or with
@@ -408,7 +569,7 @@ def decision_equity(spec, work, street, state):
     n = work.num_live[street]
     mates = work.mates
     m = 1
-    mates[0] = _combo_of(cards[0], cards[1])
+    mates[0] = combo_of(cards[0], cards[1])
     own = work.own_bucket[street]
     for i in range(n):
         c = live[i]
@@ -423,7 +584,7 @@ def decision_equity(spec, work, street, state):
         pick = mates[rng.below(state, m)]
         cards[0] = spec.combo_card[pick, 0]
         cards[1] = spec.combo_card[pick, 1]
-        _compute_equity(spec, work, street, state)
+        compute_equity(spec, work, street, state)
         held = spec.combo_mask[pick]
         for i in range(n):
             c = live[i]
@@ -440,161 +601,207 @@ def decision_equity(spec, work, street, state):
     work.ready[4 + street] = 1
 
 
+# --------------------------------------------------------------------------------------------
+# LBR's decision
+# --------------------------------------------------------------------------------------------
+
 @njit
-def _compute_equity(spec, work, street, state):
-    """:func:`street_equity` without the preflop cache. Boards are scored for all combos at
-    once by :func:`_accumulate`; combos then read their score from the accumulated tables
-    with card removal."""
-    for i in range(work.used.shape[0]):
-        work.used[i] = 0
-    for s in range(5):
-        work.boards[s] = 0
-    for card in range(52):
-        work.card_boards[card] = 0
-    live = work.live[street]
-    n = work.num_live[street]
-    for i in range(n):
-        work.pair_score[live[i]] = 0
-        work.pair_boards[live[i]] = 0
-    cards = work.cards
-    shown = 0 if street == 0 else street + 2
-    known = np.int64(0)
-    known_key = np.int64(0)
-    for j in range(shown):
-        known |= np.int64(1) << cards[4 + j]
-        known_key |= CARD_BITS[cards[4 + j]]
-    dead = known | (np.int64(1) << cards[0]) | (np.int64(1) << cards[1])
-    deck = work.deck
-    new = work.new
+def candidates(tree, spec, work):
+    """LBR's actions at the real hand ``work.real`` into ``work.cand_kind`` / ``cand_to``
+    (fold where there is something to call, check/call, then raises ascending); returns how
+    many."""
+    real = work.real
     m = 0
-    for card in range(52):
-        if not (dead >> card) & 1:
-            deck[m] = card
-            m += 1
-    if street == 3:
-        _accumulate(work, known_key, known, 0)
-    elif street == 2:
-        for i in range(m):
-            new[0] = deck[i]
-            _accumulate(work, known_key | CARD_BITS[deck[i]], known | (np.int64(1) << deck[i]),
-                        1)
-    elif street == 1:
-        for i in range(m):
-            new[0] = deck[i]
-            ki = known_key | CARD_BITS[deck[i]]
-            bi = known | (np.int64(1) << deck[i])
-            for j in range(i + 1, m):
-                new[1] = deck[j]
-                _accumulate(work, ki | CARD_BITS[deck[j]], bi | (np.int64(1) << deck[j]), 2)
-    else:
-        for _ in range(spec.preflop_samples):
-            key = np.int64(0)
-            mask = np.int64(0)
-            for j in range(5):                     # partial Fisher-Yates
-                k = j + rng.below(state, m - j)
-                tmp = deck[j]
-                deck[j] = deck[k]
-                deck[k] = tmp
-                new[j] = deck[j]
-                key |= CARD_BITS[deck[j]]
-                mask |= np.int64(1) << deck[j]
-            _accumulate(work, key, mask, 5)
-    if street < 3:
-        _totals(work, 5 if street == 0 else 3 - street)
-    num_boards = 0
-    for s in range(5):
-        num_boards += work.boards[s]
-    for i in range(n):
-        c = live[i]
-        a = spec.combo_card[c, 0]
-        b = spec.combo_card[c, 1]
-        score = np.int64(work.pair_score[c])
-        count = num_boards - work.card_boards[a] - work.card_boards[b] + work.pair_boards[c]
-        for s in range(5):
-            if work.boards[s] == 0:
-                continue
-            idx = _code(a, s - 1) * NUM_CODES + _code(b, s - 1)
-            score += work.total[s, idx]
-            if work.used[s * 52 + a]:
-                score -= work.by_card[s, a, idx]
-            if work.used[s * 52 + b]:
-                score -= work.by_card[s, b, idx]
-        work.equity[street, c] = score / (2.0 * count) if count > 0 else 0.5
-    work.stats[STAT_STREETS + street] += 1
+    if real_to_call(real) > 0:
+        work.cand_kind[m] = A_FOLD
+        work.cand_to[m] = 0
+        m += 1
+    work.cand_kind[m] = A_CALL
+    work.cand_to[m] = 0
+    m += 1
+    max_to = real_max_to(spec, real)
+    if max_to == 0:
+        return m
+    min_to = real_min_to(spec, real, max_to)
+    first = m
+    if spec.abstract:
+        best = 0
+        for b in range(1, work.num_branches[0]):
+            if _branch_weight(work, b, real[R_STREET]) > _branch_weight(work, best,
+                                                                        real[R_STREET]):
+                best = b
+        node = work.node[best]
+        if not bot_on_tree(tree, real, node, real[R_PLAYER]):
+            return m
+        c0 = tree.child_start[node]
+        for child in range(spec.call_child[node] + 1, c0 + tree.num_actions[node]):
+            k, to = bot_real_action(spec, real, child, spec.fold_child[node],
+                                    spec.call_child[node])
+            if k == A_RAISE:
+                m = _add_raise(work, first, m, to)
+        return m
+    to_call = real_to_call(real)
+    pot = real[R_CONTRIB] + real[R_CONTRIB + 1] + to_call
+    for j in range(spec.fractions.shape[0]):
+        to = real[R_BET] + np.int64(np.rint(spec.fractions[j] * pot))
+        to = min(max(to, min_to), max_to)
+        m = _add_raise(work, first, m, to)
+    if spec.bet_allin:
+        m = _add_raise(work, first, m, max_to)
+    return m
 
 
-# --------------------------------------------------------------------------------------------
-# LBR's decision and the played hands
-# --------------------------------------------------------------------------------------------
+@njit_inline
+def _add_raise(work, first, m, to):
+    """Append a raise to ``to`` unless the list already holds it; keeps the raises sorted."""
+    for j in range(first, m):
+        if work.cand_to[j] == to:
+            return m
+    j = m
+    while j > first and work.cand_to[j - 1] > to:
+        work.cand_to[j] = work.cand_to[j - 1]
+        work.cand_kind[j] = A_RAISE
+        j -= 1
+    work.cand_to[j] = to
+    work.cand_kind[j] = A_RAISE
+    return m + 1
+
 
 @njit
-def lbr_action(tree, store, spec, node, seat, work):
-    """LBR's greedy choice at ``node`` (its own decision): the action index with the highest
-    value (module docstring); the values are left in ``work.value``. Needs the street's range,
+def _response(tree, store, spec, work, b, child, eq):
+    """The bot's answer to a raise read as ``child`` at branch ``b``, into ``work.response[b,
+    j]`` (j: the child's index among its siblings, returned): (fold, call, call x eq, stay,
+    stay x eq) weight sums over the branch's combos, computed once per decision."""
+    real = work.real
+    street = real[R_STREET]
+    parent = tree.parent[child]
+    j = child - tree.child_start[parent]
+    out = work.response[b, j]
+    if work.response_ready[b, j]:
+        return j
+    bucket_strategies(tree, store, spec, child, work)
+    live = work.live[street]
+    buckets = work.bucket[street]
+    prob = work.range[b]
+    cc0 = tree.child_start[child]
+    fi = spec.fold_child[child] - cc0 if spec.fold_child[child] >= 0 else -1
+    ci = spec.call_child[child] - cc0
+    fp = 0.0
+    w_call = 0.0
+    e_call = 0.0
+    w_stay = 0.0
+    e_stay = 0.0
+    for i in range(work.num_live[street]):
+        c = live[i]
+        r = prob[c]
+        row = buckets[c]
+        f = work.strategy[row, fi] if fi >= 0 else 0.0
+        k = r * work.strategy[row, ci]
+        fp += r * f
+        w_call += k
+        e_call += k * eq[c]
+        w_stay += r - r * f
+        e_stay += (r - r * f) * eq[c]
+    out[0] = fp
+    out[1] = w_call
+    out[2] = e_call
+    out[3] = w_stay
+    out[4] = e_stay
+    work.response_ready[b, j] = 1
+    return j
+
+
+@njit
+def lbr_action(tree, store, spec, seat, work):
+    """LBR's greedy choice at the real hand ``work.real`` (its own decision): the index of the
+    best of :func:`candidates` (values left in ``work.value``). Needs the street's range,
     buckets and equity."""
-    street = tree.street[node]
+    real = work.real
+    street = real[R_STREET]
     live = work.live[street]
     n = work.num_live[street]
-    prob = work.range
     eq = work.equity[street]
-    buckets = work.bucket[street]
+    nb = work.num_branches[0]
     wp = 0.0
-    for i in range(n):
-        c = live[i]
-        wp += prob[c] * eq[c]
+    for b in range(nb):
+        prob = work.range[b]
+        for i in range(n):
+            c = live[i]
+            wp += prob[c] * eq[c]
     other = 1 - seat
-    contrib = tree.contrib
-    c0 = tree.child_start[node]
+    for b in range(nb):
+        for j in range(work.response_ready.shape[1]):
+            work.response_ready[b, j] = 0
+    m = candidates(tree, spec, work)
+    contrib_me = float(real[R_CONTRIB + seat])
     best = 0
-    for a in range(tree.num_actions[node]):
-        child = c0 + a
-        if tree.kind[child] == FOLD:
-            u = -contrib[node, seat]
-        elif tree.action[child] == CALL or tree.kind[child] != DECISION:
-            u = wp * (contrib[child, 0] + contrib[child, 1]) - contrib[child, seat]
+    for a in range(m):
+        kind = work.cand_kind[a]
+        if kind == A_FOLD:
+            u = -contrib_me
+        elif kind == A_CALL:
+            after0 = float(real[R_CONTRIB] + (real_to_call(real) if seat == 0 else 0))
+            after1 = float(real[R_CONTRIB + 1] + (real_to_call(real) if seat == 1 else 0))
+            u = wp * (after0 + after1) - (after0 if seat == 0 else after1)
         else:
-            bucket_strategies(tree, store, spec, child, work)
-            cc0 = tree.child_start[child]
-            fi = spec.fold_child[child] - cc0 if spec.fold_child[child] >= 0 else -1
-            ci = spec.call_child[child] - cc0
+            to = work.cand_to[a]
+            all_in = to == real_max_to(spec, real)
             fp = 0.0
             w_call = 0.0
             e_call = 0.0
             w_stay = 0.0
             e_stay = 0.0
-            for i in range(n):
-                c = live[i]
-                r = prob[c]
-                row = buckets[c]
-                f = work.strategy[row, fi] if fi >= 0 else 0.0
-                k = r * work.strategy[row, ci]
-                fp += r * f
-                w_call += k
-                e_call += k * eq[c]
-                w_stay += r - r * f
-                e_stay += (r - r * f) * eq[c]
+            for b in range(nb):
+                num = translate_action(tree, spec, work.node[b], A_RAISE, to, all_in,
+                                       work.opt_child, work.opt_prob)
+                if num == 0:            # off the tree: the bot checks or calls
+                    w = _branch_weight(work, b, street)
+                    e = 0.0
+                    for i in range(n):
+                        e += work.range[b, live[i]] * eq[live[i]]
+                    w_call += w
+                    e_call += e
+                    w_stay += w
+                    e_stay += e
+                    continue
+                for k in range(num):
+                    p = work.opt_prob[k]
+                    r = work.response[b, _response(tree, store, spec, work, b,
+                                                   work.opt_child[k], eq)]
+                    fp += p * r[0]
+                    w_call += p * r[1]
+                    e_call += p * r[2]
+                    w_stay += p * r[3]
+                    e_stay += p * r[4]
             if w_call > 1e-12:
                 wp_call = e_call / w_call
             elif w_stay > 1e-12:        # the blueprint never calls here: it re-raises
                 wp_call = e_stay / w_stay
             else:
                 wp_call = wp
-            gc = spec.call_child[child]
-            u = (fp * contrib[child, other]
-                 + (1.0 - fp) * (wp_call * (contrib[gc, 0] + contrib[gc, 1]) - contrib[gc, seat]))
+            called0 = float(real[R_CONTRIB] - real[R_COMMIT] + to)
+            called1 = float(real[R_CONTRIB + 1] - real[R_COMMIT + 1] + to)
+            u = (fp * float(real[R_CONTRIB + other])
+                 + (1.0 - fp) * (wp_call * (called0 + called1)
+                                 - (called0 if seat == 0 else called1)))
         work.value[a] = u
         if u > work.value[best]:
             best = a
-    chosen = c0 + best
-    if tree.kind[chosen] == FOLD:
+    kind = work.cand_kind[best]
+    if kind == A_FOLD:
         work.stats[STAT_FOLDS] += 1
-    elif tree.action[chosen] == CALL:
+    elif kind == A_CALL:
         work.stats[STAT_CALLS] += 1
     else:
         work.stats[STAT_RAISES] += 1
+        work.stats[STAT_STREET_RAISES + street] += 1
     work.stats[STAT_DECISIONS] += 1
     return best
 
+
+# --------------------------------------------------------------------------------------------
+# The played hands
+# --------------------------------------------------------------------------------------------
 
 @njit
 def _deal(work, state):
@@ -612,99 +819,102 @@ def _deal(work, state):
 
 
 @njit
-def _combo_of(a, b):
-    """Index of the combo {a, b} in the ascending lexicographic order of ``combo_card``."""
-    lo = a if a < b else b
-    hi = b if a < b else a
-    return lo * (103 - lo) // 2 + (hi - lo - 1)
+def _bot_moves(tree, spec, work, node, kind, to, state):
+    """The bot's own abstract node after a real action: its reading, drawn where there are
+    two (the draw is the bot's and LBR never sees it); -1 once it leaves the tree."""
+    num = translate_action(tree, spec, node, kind, to, kind == A_RAISE
+                           and to == real_max_to(spec, work.real), work.opt_child,
+                           work.opt_prob)
+    if num == 0:
+        return np.int64(-1)
+    if num == 2:
+        return work.opt_child[0] if rng.uniform(state) < work.opt_prob[0] else work.opt_child[1]
+    return work.opt_child[0]
 
 
 @njit
 def play_seat(tree, tables, store, spec, work, seat, state):
     """Play the dealt cards once with LBR in ``seat``; LBR's chips."""
     cards = work.cards
-    bp_combo = _combo_of(cards[2], cards[3])
+    real = work.real
+    bp = 1 - seat
+    bp_combo = combo_of(cards[2], cards[3])
     board_key = (CARD_BITS[cards[4]] | CARD_BITS[cards[5]] | CARD_BITS[cards[6]]
                  | CARD_BITS[cards[7]] | CARD_BITS[cards[8]])
     work.strength[seat] = rank_key_kernel(board_key | CARD_BITS[cards[0]] | CARD_BITS[cards[1]])
-    work.strength[1 - seat] = rank_key_kernel(board_key | CARD_BITS[cards[2]]
-                                              | CARD_BITS[cards[3]])
+    work.strength[bp] = rank_key_kernel(board_key | CARD_BITS[cards[2]] | CARD_BITS[cards[3]])
     prepare_street(tables, spec, work, 0)
+    work.num_branches[0] = 1
+    work.node[0] = 0
     for i in range(work.num_live[0]):
-        work.range[work.live[0, i]] = 1.0
-    _normalize_range(work, 0)
+        work.range[0, work.live[0, i]] = 1.0
+    normalize_range(work, 0)
+    real_start(tree, spec, real)
+    bp_node = np.int64(0)
     street = 0
-    node = 0
-    while tree.kind[node] == DECISION:
-        if tree.street[node] != street:
-            street = tree.street[node]
+    lbr_raised = False
+    while real[R_OVER] == 0:
+        if real[R_STREET] != street:
+            street = real[R_STREET]
             prepare_street(tables, spec, work, street)
-            _normalize_range(work, street)      # drops combos holding the new cards
-        c0 = tree.child_start[node]
-        if tree.player[node] == seat:
-            decision_equity(spec, work, street, state)
-            a = lbr_action(tree, store, spec, node, seat, work)
+            normalize_range(work, street)       # drops combos holding the new cards
+        if real[R_PLAYER] == seat:
+            if street >= spec.first_round:
+                decision_equity(spec, work, street, state)
+                a = lbr_action(tree, store, spec, seat, work)
+                kind = work.cand_kind[a]
+                to = work.cand_to[a]
+            else:
+                kind = A_CALL
+                to = np.int64(0)
+                work.stats[STAT_PASSIVE] += 1
+            all_in = kind == A_RAISE and to == real_max_to(spec, real)
+            num = translate_action(tree, spec, bp_node, kind, to, all_in, work.opt_child,
+                                   work.opt_prob)
+            if num == 2:
+                work.stats[STAT_TRANSLATED] += 1
+            was = bp_node
+            bp_node = _bot_moves(tree, spec, work, bp_node, kind, to, state)
+            if was >= 0 and bp_node < 0:
+                work.stats[STAT_OFF_TREE] += 1
+            lbr_moves(tree, spec, work, kind, to, all_in)
+            lbr_raised = kind == A_RAISE
         else:
-            key = np.int64(tree.history[node]) * spec.stride + work.bucket[street, bp_combo]
-            a = blueprint_action(tree, store, key, node, work.sigma, state)
-            update_range(tree, store, spec, node, a, work)
-            if tree.kind[c0 + a] == FOLD and tree.action[node] == RAISE:
+            if bot_on_tree(tree, real, bp_node, bp):
+                key = np.int64(tree.history[bp_node]) * spec.stride + work.bucket[street,
+                                                                                  bp_combo]
+                a = sample_average(store, key, tree.num_actions[bp_node], work.sigma, state)
+                kind, to = bot_real_action(spec, real, tree.child_start[bp_node] + a,
+                                           spec.fold_child[bp_node], spec.call_child[bp_node])
+            else:
+                if bp_node >= 0:
+                    work.stats[STAT_OFF_TREE] += 1
+                    bp_node = -1
+                kind = A_CALL
+                to = np.int64(0)
+            update_range(tree, store, spec, bp, kind, to, work)
+            if kind == A_FOLD and lbr_raised:
                 work.stats[STAT_FOLDED_TO] += 1
-        node = c0 + a
-    street = tree.street[node]
-    if tree.kind[node] != FOLD and street < 3 and spec.allin_samples > 0:
+            if bp_node >= 0:
+                bp_node = _bot_moves(tree, spec, work, bp_node, kind, to, state)
+                if bp_node < 0:
+                    work.stats[STAT_OFF_TREE] += 1
+        real_apply(spec, real, kind, to)
+    mine = float(real[R_CONTRIB + seat])
+    theirs = float(real[R_CONTRIB + bp])
+    if real[R_OVER] == 1:
+        return -mine if real[R_FOLDER] == seat else theirs
+    if street < 3 and spec.allin_samples > 0:
         # All-in before the river: the expectation over the unseen board, which is
         # independent of every decision made, replaces one sampled board (unbiased, and most
         # of the variance of big pots goes away).
         eq = allin_equity(work, street, spec.allin_samples, state)
-        contrib = tree.contrib
-        return eq * (contrib[node, 0] + contrib[node, 1]) - contrib[node, seat]
-    return terminal_utility(tree, node, seat, work.strength)
-
-
-@njit
-def allin_equity(work, street, samples, state):
-    """LBR's pot share against the blueprint's actual hand over the board cards still unseen
-    after ``street`` (all-in before the river): exact from the flop on, ``samples`` random
-    boards preflop."""
-    cards = work.cards
-    lbr_key = CARD_BITS[cards[0]] | CARD_BITS[cards[1]]
-    bp_key = CARD_BITS[cards[2]] | CARD_BITS[cards[3]]
-    shown = 0 if street == 0 else street + 2
-    known_key = np.int64(0)
-    for j in range(shown):
-        known_key |= CARD_BITS[cards[4 + j]]
-    deck = work.deck
-    m = 0
-    for card in range(52):
-        if not (known_key | lbr_key | bp_key) & CARD_BITS[card]:
-            deck[m] = card
-            m += 1
-    score = 0.0
-    total = 0.0
-    if street == 2:
-        for i in range(m):
-            key = known_key | CARD_BITS[deck[i]]
-            score += _result(rank_key_kernel(key | lbr_key), rank_key_kernel(key | bp_key))
-            total += 1.0
-    elif street == 1:
-        for i in range(m):
-            for j in range(i + 1, m):
-                key = known_key | CARD_BITS[deck[i]] | CARD_BITS[deck[j]]
-                score += _result(rank_key_kernel(key | lbr_key), rank_key_kernel(key | bp_key))
-                total += 1.0
-    else:
-        for _ in range(samples):
-            key = np.int64(0)
-            for j in range(5):
-                k = j + rng.below(state, m - j)
-                tmp = deck[j]
-                deck[j] = deck[k]
-                deck[k] = tmp
-                key |= CARD_BITS[deck[j]]
-            score += _result(rank_key_kernel(key | lbr_key), rank_key_kernel(key | bp_key))
-            total += 1.0
-    return score / (2.0 * total)
+        return eq * (float(real[R_CONTRIB]) + float(real[R_CONTRIB + 1])) - mine
+    if work.strength[seat] > work.strength[bp]:
+        return theirs
+    if work.strength[seat] < work.strength[bp]:
+        return -mine
+    return 0.5 * (theirs - mine)
 
 
 @njit
