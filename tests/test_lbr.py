@@ -53,6 +53,84 @@ def test_always_fold_opponent_loses_750_mbb_per_hand(game, seed):
     assert threaded.mbb_per_hand == 750.0 and threaded.hands == 200
 
 
+RAISING_SETTINGS = ["abstract:1-4", "abstract:3-4", "fcpa:1-4", "fcpa:3-4", "56:1-4", "56:3-4"]
+
+
+@pytest.mark.parametrize("setting", RAISING_SETTINGS)
+def test_always_fold_loses_750_in_every_setting_that_bets(game, setting):
+    """Every setting that may bet wins the blinds: as the big blind the small blind folds
+    (+0.5 bb); as the small blind LBR bets once it may (preflop, or on the turn after checking
+    the small blind in and checking the flop, when it acts on rounds 3-4) and the blueprint
+    folds (+1 bb). Exactly 750 mbb/hand on every deal, whatever the bet size and however the
+    bot's translation reads it."""
+    result = lbr.lbr_match(game, lbr.baseline_store(game, "fold"), hands=400, seed=3,
+                           setting=setting)
+    assert result.mbb_per_hand == 750.0 and result.ci95 == 0.0, result.line()
+    late = setting.endswith("3-4")
+    # (with the nuts LBR checks the turn, a tie between checking down and betting, and bets
+    # the river)
+    by_street = (result.stats["raises_turn"] + result.stats["raises_river"] if late
+                 else result.stats["raises_preflop"])
+    assert result.stats["lbr_raises"] == by_street == 200
+    assert result.stats["folds_to_raises"] == 200
+    assert result.stats["passive_calls"] == (2 * 200 if late else 0)
+
+
+def test_always_fold_against_fold_call_is_250_in_expectation(game):
+    """LBR with fold and call only cannot bet: as the small blind it limps and checks down to
+    a showdown worth 0 on average; as the big blind it collects the small blind. 250 mbb/hand
+    in expectation (the DeepStack paper's LBR table lists 250 for always-fold in this
+    setting), and never a bet."""
+    for setting in ("fc:1-4", "fc:3-4"):
+        result = lbr.lbr_match(game, lbr.baseline_store(game, "fold"), hands=4_000, seed=3,
+                               setting=setting)
+        assert abs(result.mbb_per_hand - 250.0) <= 2 * result.ci95, result.line()
+        assert 0 < result.ci95 < 40
+        assert result.stats["lbr_raises"] == 0 and result.stats["lbr_folds"] == 0
+
+
+def test_abstract_setting_gives_the_old_kernels_figures(game):
+    """The abstract action set on every round is what ``--lbr`` measured before LBR played
+    the real game: the figures below are the old kernel's (holdem 7fda7e6) on the same
+    20,000-iteration blueprint, bit for bit."""
+    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
+    solver = Solver(game, cfg)
+    solver.run(20_000)
+    result = lbr.lbr_match(game, solver.store.arrays, hands=2_000, seed=3)
+    assert result.mbb_per_hand == 2516.618181818182
+    assert result.ci95 == 1138.9041004719293
+    assert (result.stats["decisions"], result.stats["range_updates"], result.stats["boards"],
+            result.stats["lbr_raises"], result.stats["folds_to_raises"]) == (
+        3101, 3366, 625229, 1731, 696)
+    assert result.stats["translated"] == result.stats["off_tree"] == 0
+    assert result.stats["max_branches"] == 1
+
+
+def test_rounds_3_4_check_and_call_before_the_turn(game):
+    """On rounds 3-4 LBR never bets, raises or folds preflop or on the flop, and computes no
+    equity there; on rounds 1-4 it does bet early. Against a random blueprint both win."""
+    store = lbr.baseline_store(game, "call")
+    late = lbr.lbr_match(game, store, hands=400, seed=4, setting="fcpa:3-4")
+    early = lbr.lbr_match(game, store, hands=400, seed=4, setting="fcpa:1-4")
+    assert late.stats["raises_preflop"] == late.stats["raises_flop"] == 0
+    assert late.stats["equity_preflop"] == late.stats["equity_flop"] == 0
+    assert late.stats["passive_calls"] >= 400             # limps and flop checks, each hand
+    assert late.stats["raises_turn"] + late.stats["raises_river"] > 100
+    assert early.stats["raises_preflop"] > 100 and early.stats["passive_calls"] == 0
+    assert late.mbb_per_hand - late.ci95 > 2_000 and early.mbb_per_hand - early.ci95 > 2_000
+
+
+def test_bad_settings_are_refused():
+    assert lbr.LbrSetting.parse("fcpa:3-4") == lbr.LbrSetting("fcpa", "3-4")
+    assert str(lbr.LbrSetting.parse("56")) == "56:1-4"
+    assert len(lbr.FIFTY_SIX) == 55 and lbr.FIFTY_SIX[0] == 0.05
+    assert lbr.FIFTY_SIX[-1] == pytest.approx(0.05 * 1.15 ** 54)
+    with pytest.raises(ValueError, match="unknown LBR action set 'fcp'"):
+        lbr.LbrSetting.parse("fcp:3-4")
+    with pytest.raises(ValueError, match="unknown LBR rounds '2-4'"):
+        lbr.LbrSetting.parse("fc:2-4")
+
+
 def test_calling_station_is_exploited_heavily(game, seed):
     result = lbr.lbr_match(game, lbr.baseline_store(game, "call"), hands=1_000, seed=seed)
     assert result.mbb_per_hand - result.ci95 > 2_000          # value bets get paid
@@ -198,6 +276,131 @@ def test_lbr_action_values_follow_the_formulas(game, rng):
     assert 0.75 < wp < 0.95                                    # aces against a random range
 
 
+def _real_line_node(bp, line):
+    """The abstract node ``translate_line`` reads the real ``line`` as (likeliest readings)."""
+    labels, _ = bp.translate_line(line, 100)
+    return bp.node_of(labels)
+
+
+@pytest.mark.parametrize("prefix, kind", [
+    ([], "raise"),                                          # the small blind opens
+    ([("raise", 250)], "raise"),                            # the big blind 3-bets
+    ([("call", 100), ("check", 0)], "bet"),                 # the big blind bets the flop
+    ([("call", 100), ("check", 0), ("bet", 100)], "raise"),     # and is raised
+])
+def test_translation_is_the_bots(nlhe_checkpoint, prefix, kind):
+    """The kernel reads a real bet as :meth:`Blueprint.translate_line` does (the reading of
+    ``play``'s bot): the same abstract actions with the same pseudo-harmonic probabilities,
+    an all-in as the tree's all-in."""
+    from holdem.analysis.blueprint import Blueprint
+
+    bp = Blueprint.load(nlhe_checkpoint)
+    game = bp.game
+    spec = lbr.make_spec(game, setting="56")
+    work = lbr.make_work(game)
+    node = _real_line_node(bp, prefix)
+    tree = game.tree
+    seen_two = False
+    for amount in (150, 200, 260, 300, 333, 450, 700, 1000, 2500, 4000, 9000, 10_000):
+        if amount <= _current_bet(bp, node):
+            continue
+        real_kind = "allin" if amount == 10_000 else kind
+        _, notes = bp.translate_line(prefix + [(real_kind, amount)], 100)
+        want = {label: p for label, _, p in notes[-1].options}
+        num = lk.translate_action(tree, spec, np.int64(node), np.int64(lk.A_RAISE),
+                                  np.int64(amount), amount == 10_000, work.opt_child,
+                                  work.opt_prob)
+        got = {game.rules.labels[int(work.opt_child[k])]: float(work.opt_prob[k])
+               for k in range(num)}
+        assert got.keys() == want.keys(), (amount, got, want)
+        for label in want:
+            assert got[label] == pytest.approx(want[label], abs=1e-12)
+        seen_two |= num == 2
+    assert seen_two
+
+
+def _current_bet(bp, node):
+    """The street's highest commitment at ``node`` (a raise must exceed it): the raise-to of
+    its check/call child."""
+    tree = bp.game.tree
+    facing = tree.contrib[node, 0] != tree.contrib[node, 1]
+    return int(bp.game.rules.raise_to[int(tree.child_start[node]) + int(facing)])
+
+
+@pytest.mark.parametrize("mostly_folds_to_all_in", [False, True])
+def test_raise_value_uses_the_translated_response(game, rng, mostly_folds_to_all_in):
+    """LBR's pot raise to 3 bb at the root is off the tree (2.5 bb open, all-in): its value
+    uses the bot's answer at both readings, weighted by the pseudo-harmonic probability. A
+    LBR reading it as the likelier size alone would value it differently."""
+    tree, contrib = game.tree, game.tree.contrib
+    c0, na = int(tree.child_start[0]), int(tree.num_actions[0])
+    raises = [c0 + a for a in range(2, na)]
+    labels = [game.rules.labels[c] for c in raises]
+    assert labels == ["r2.5b", "a"]
+    store = _random_store(game, [0] + raises, rng)
+    if mostly_folds_to_all_in:      # the bot calls 2.5 bb but mostly folds to an all-in
+        keys, num_actions, regrets, sums = [], [], [], []
+        for node, pick in ((raises[0], 1), (raises[1], 0)):
+            na_child = int(tree.num_actions[node])
+            for bucket in range(169):
+                keys.append(int(tree.history[node]) * game.bucket_stride + bucket)
+                num_actions.append(na_child)
+                regrets.append(np.zeros(na_child, np.float32))
+                row = np.full(na_child, 0.1)
+                row[pick] = 1.0
+                sums.append(row)
+        store = RegretStore.from_arrays(np.array(keys), np.array(num_actions, dtype=np.int8),
+                                        np.concatenate(regrets), np.concatenate(sums))
+    spec, work, live = _preflop_spot(game, [44, 41], setting="fcpa")      # LBR: K-Q
+    work.range[0, live] = rng.random(live.size)
+    work.range[0, live] /= work.range[0, live].sum()
+    lk.street_equity(spec, work, np.int64(0), rng_mod.make_states(1, 1)[0])
+    lk.lbr_action(tree, store.arrays, spec, np.int64(0), work)
+    assert list(work.cand_to[:4]) == [0, 0, 300, 10_000]
+    card, _ = lbr.combos()
+    bucket = game.deal.tables.preflop_bucket[card[live, 0] * 52 + card[live, 1]].astype(int)
+    prob, eq = work.range[0, live], work.equity[0, live]
+    p_small = (49.5 - 1.0) * 1.75 / (48.75 * 2.0)          # x = 1 pot between 0.75 and 49.5
+
+    def answer(child):
+        sig = np.array([_sigma(game, store, child, b) for b in bucket])
+        return prob @ sig[:, 0], prob @ sig[:, 1], (prob * sig[:, 1]) @ eq
+
+    def value(readings, to):
+        fp = sum(p * answer(c)[0] for c, p in readings)
+        w = sum(p * answer(c)[1] for c, p in readings)
+        e = sum(p * answer(c)[2] for c, p in readings)
+        return fp * contrib[0, 1] + (1 - fp) * (e / w * 2 * to - to)
+
+    translated = value([(raises[0], p_small), (raises[1], 1 - p_small)], 300)
+    assert work.value[2] == pytest.approx(translated, rel=1e-9)
+    assert work.value[3] == pytest.approx(value([(raises[1], 1.0)], 10_000), rel=1e-9)
+    nearest_only = value([(raises[0], 1.0)], 300)
+    if mostly_folds_to_all_in:      # the 13% all-in reading folds 10/11 (2.06 chips more)
+        assert translated - nearest_only > 1.0              # chips: the readings matter
+
+
+def test_off_tree_bot_checks_and_calls(game):
+    """Once the real hand leaves the abstract tree the bot checks or calls: a raise there
+    has fold probability 0, and its Bayes update keeps the range (a call is certain)."""
+    store = lbr.baseline_store(game, "fold")
+    spec, work, live = _preflop_spot(game, [48, 49], setting="fcpa")      # LBR: aces
+    work.node[0] = -1                                      # the bot is off its tree
+    lk.street_equity(spec, work, np.int64(0), rng_mod.make_states(1, 1)[0])
+    tree = game.tree
+    lk.lbr_action(tree, store, spec, np.int64(0), work)
+    wp = float(work.range[0, live] @ work.equity[0, live])
+    for k, to in ((2, 300), (3, 10_000)):
+        assert work.value[k] == pytest.approx(wp * 2 * to - to, rel=1e-12)
+    before = work.range[0, live].copy()
+    lk.real_apply(spec, work.real, np.int64(lk.A_RAISE), np.int64(300))
+    lk.update_range(tree, store, spec, np.int64(1), np.int64(lk.A_CALL), np.int64(0), work)
+    np.testing.assert_allclose(work.range[0, live], before, rtol=1e-12)
+    lk.update_range(tree, store, spec, np.int64(1), np.int64(lk.A_FOLD), np.int64(0),
+                    work)          # impossible off the tree: nothing left, the prior stands
+    assert work.num_branches[0] == 1
+
+
 # -- equity ------------------------------------------------------------------------------------
 
 def _brute_equity(hole, board, combo):
@@ -330,6 +533,19 @@ def test_cli_lbr_prints_the_bound(nlhe_checkpoint):
     assert proc.returncode == 2 and "--lbr-bucket-samples needs --lbr" in proc.stderr
 
 
+def test_cli_lbr_plays_each_setting_named(nlhe_checkpoint):
+    proc = _eval("--checkpoint", nlhe_checkpoint, "--lbr", "fcpa:3-4", "56", "--hands", 200,
+                 "--threads", 2)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("fcpa:3-4", "56:1-4"):
+        assert re.search(rf"^lbr {name}: -?[\d.]+ ± [\d.]+ mbb/hand \(95% CI, 200 hands\)$",
+                         proc.stdout, re.M), proc.stdout
+        assert re.search(rf"^lbr {name} speed: \d+ hands/s", proc.stdout, re.M), proc.stdout
+    proc = _eval("--checkpoint", nlhe_checkpoint, "--lbr", "fcpa:2-4")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--lbr: unknown LBR rounds '2-4'" in proc.stderr
+
+
 @pytest.mark.parametrize("mbb, ci95, hands, needed", [
     (900.0, 135.0, 100_000, 100_000),       # ± 135 <= a quarter of 900: useful as it is
     (900.0, 300.0, 100_000, 180_000),       # 100,000 x (300 / 225)^2 = 177,778
@@ -350,11 +566,23 @@ def test_too_few_hands_for_a_useful_interval_suggest_a_count(mbb, ci95, hands, n
         assert f"try --hands {needed} " in note
 
 
-def test_cli_lbr_on_a_small_game_is_a_clear_error(tmp_path):
+def test_cli_lbr_on_a_small_game_is_exact(tmp_path):
+    """Kuhn and Leduc have exact best responses, so ``--lbr`` there is LBR's exact value
+    (holdem.analysis.lbr_small), printed next to the exploitability it bounds; the No-Limit
+    action sets are refused with the reason."""
+    from holdem.analysis.lbr_small import small_lbr_value
+
     cfg = config_mod.default_for_game("kuhn")
     solver = Solver(make_game(cfg), cfg)
     solver.run(100)
     save_solver(solver, tmp_path / "checkpoints" / "ckpt-000000000100.ckpt")
-    proc = _eval("--checkpoint", tmp_path, "--lbr")
+    proc = _eval("--checkpoint", tmp_path, "--lbr", "--exploitability")
+    assert proc.returncode == 0, proc.stderr
+    lbr_value = float(re.search(r"^lbr: (\S+) chips/game \(as player 0: ", proc.stdout, re.M)[1])
+    exploitability = float(re.search(r"^exploitability: (\S+)$", proc.stdout, re.M)[1])
+    assert lbr_value == pytest.approx(small_lbr_value(solver.game, solver.store).value,
+                                      rel=1e-8)
+    assert 0 < lbr_value <= exploitability + 1e-9
+    proc = _eval("--checkpoint", tmp_path, "--lbr", "fcpa:3-4")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "No-Limit Hold'em" in proc.stderr and "--exploitability" in proc.stderr
+    assert "kuhn has its own limit actions" in proc.stderr

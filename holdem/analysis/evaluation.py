@@ -251,24 +251,31 @@ class VsBlueprint(Metric):
 @register
 class LocalBestResponse(Metric):
     """Local best response (Lisy & Bowling 2017) against the average strategy: a lower bound on
-    its exploitability in mbb/hand (see :mod:`holdem.analysis.lbr` for the options)."""
+    its exploitability in mbb/hand (see :mod:`holdem.analysis.lbr` for the options). ``setting``
+    is an :class:`holdem.analysis.lbr.LbrSetting` or its text (``"fcpa:3-4"``); a setting other
+    than the default is named in the scalar's key (``eval/lbr_fcpa_3-4``)."""
 
     name = "lbr"
     needs = LINES
 
-    def __init__(self, game, hands=None, threads=1, bucket_samples=0):
+    def __init__(self, game, hands=None, threads=1, bucket_samples=0, setting=None):
         from holdem.analysis import lbr
 
         super().__init__(game)
         self.hands = lbr.DEFAULT_HANDS if hands is None else int(hands)
         self.threads, self.bucket_samples = int(threads), int(bucket_samples)
+        self.setting = lbr.LbrSetting.parse(setting or lbr.LbrSetting())
+        default = self.setting == lbr.LbrSetting()
+        self.key = "lbr" if default else f"lbr_{self.setting.actions}_{self.setting.rounds}"
+        self.label = "lbr" if default else f"lbr {self.setting}"
 
     def measure(self, store, seed=0):
         from holdem.analysis.lbr import lbr_match
 
         start = time.perf_counter()
         result = lbr_match(self.game, store.arrays, self.hands, int(seed), threads=self.threads,
-                           bucket_samples=self.bucket_samples)
-        return self._timed(start, key="lbr", value=result.mbb_per_hand, ci95=result.ci95,
+                           bucket_samples=self.bucket_samples, setting=self.setting)
+        return self._timed(start, key=self.key, value=result.mbb_per_hand, ci95=result.ci95,
                            unit="mbb/hand", detail=result,
-                           text=f"lbr={result.mbb_per_hand:,.1f}±{result.ci95:,.1f} mbb/hand")
+                           text=f"{self.label}={result.mbb_per_hand:,.1f}±{result.ci95:,.1f} "
+                                "mbb/hand")

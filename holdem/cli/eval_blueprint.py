@@ -6,7 +6,10 @@
 strategy, chips per game) for Kuhn and Leduc, computed by exact best response. For heads-up
 No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's winnings:
 ``lbr: X ± Y mbb/hand (95% CI, N hands)``, followed by a note suggesting a hand count when the
-interval is too wide to be useful (:meth:`holdem.analysis.lbr.LbrResult.advice`). The first run
+interval is too wide to be useful (:meth:`holdem.analysis.lbr.LbrResult.advice`). ``--lbr
+fcpa:3-4 56:3-4`` plays the published settings (:class:`holdem.analysis.lbr.LbrSetting`), one
+line each (``lbr fcpa:3-4: ...``). On Kuhn and Leduc ``--lbr`` prints LBR's exact value
+(``lbr: X``, chips per game) next to the exploitability it bounds. The first run
 announces the compilation of its kernels on stderr. With ``--history FILE`` the first
 ``--history-hands`` hands of each match (``--vs``, ``--vs-checkpoint``) go to FILE in the Poker
 Hand History format (:mod:`holdem.analysis.hand_history`); the match's numbers do not change.
@@ -39,9 +42,14 @@ def build_parser():
                         "pot, random, equity")
     p.add_argument("--vs-checkpoint", metavar="PATH", type=checkpoint_file,
                    help="NLHE: play against another checkpoint of the same game")
-    p.add_argument("--lbr", action="store_true",
-                   help="heads-up NLHE: local best response, a lower bound on the "
-                        "exploitability, in mbb/hand")
+    p.add_argument("--lbr", nargs="*", metavar="SETTING",
+                   help="local best response, a lower bound on the exploitability (heads-up "
+                        "NLHE: mbb/hand; Kuhn, Leduc: exact, chips per game). Each SETTING is "
+                        "ACTIONS[:ROUNDS]: ACTIONS abstract (the blueprint tree's sizes), fc "
+                        "(fold, call), fcpa (fold, call, pot, all-in) or 56 (fold, call, "
+                        "all-in, 55 pot fractions 0.05 x 1.15^k); ROUNDS 1-4 (default) or 3-4 "
+                        "(turn and river only, checking or calling before), as Lisy & Bowling "
+                        "2017 measured published bots. Without a SETTING: abstract:1-4")
     p.add_argument("--lbr-bucket-samples", type=int, default=0, metavar="N",
                    help="--lbr: bucket-only LBR, which sees only its card bucket after the "
                         "flop (as the blueprint does) and decides with the mean equity of N "
@@ -69,7 +77,8 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not (args.exploitability or args.value or args.vs or args.vs_checkpoint or args.lbr):
+    if not (args.exploitability or args.value or args.vs or args.vs_checkpoint
+            or args.lbr is not None):
         parser.error("choose what to evaluate: --exploitability, --value, --vs BOT, "
                      "--vs-checkpoint PATH or --lbr")
     if args.hands < 1:
@@ -79,8 +88,15 @@ def main(argv=None):
     if args.lbr_bucket_samples < 0:
         parser.error(f"--lbr-bucket-samples must not be negative, got "
                      f"{args.lbr_bucket_samples}")
-    if args.lbr_bucket_samples and not args.lbr:
+    if args.lbr_bucket_samples and args.lbr is None:
         parser.error("--lbr-bucket-samples needs --lbr")
+    if args.lbr is not None:
+        from holdem.analysis.lbr import LbrSetting
+
+        try:
+            args.lbr = [LbrSetting.parse(text) for text in args.lbr or ["abstract:1-4"]]
+        except ValueError as exc:
+            parser.error(f"--lbr: {exc}")
     if args.history_hands is not None and not args.history:
         parser.error("--history-hands needs --history FILE")
     if args.history_hands is not None and args.history_hands < 1:
@@ -98,12 +114,20 @@ def main(argv=None):
     from holdem.metrics import compile_notice
 
     plays = bool(args.vs or args.vs_checkpoint)
+    lbr = args.lbr is not None
     seconds = (COMPILE_SECONDS["load"] + COMPILE_SECONDS["vs"] * plays
-               + COMPILE_SECONDS["lbr"] * args.lbr)
+               + COMPILE_SECONDS["lbr"] * lbr)
     with compile_notice(seconds):
-        if plays or args.lbr:
+        if plays or (lbr and not _is_small(args.checkpoint)):
             return _play(args)
         return _exact(args)
+
+
+def _is_small(checkpoint):
+    """Whether the checkpoint's game has exact evaluation (Kuhn, Leduc), from its header."""
+    from holdem import checkpoint as ckpt
+
+    return ckpt.read_header(ckpt.resolve(checkpoint))[0]["game"] in ("kuhn", "leduc")
 
 
 def _exact(args):
@@ -116,14 +140,22 @@ def _exact(args):
         raise ConfigError(f"{checkpoint.path}: exact evaluation (--exploitability, --value) is "
                           f"for Kuhn and Leduc; for {game.name} use local best response (--lbr), "
                           "a lower bound on the exploitability")
-    found = evaluation.make("exploitability", game, values=args.value).measure(store)
+    if args.lbr and any(str(s) != "abstract:1-4" for s in args.lbr):
+        raise ConfigError(f"{checkpoint.path}: {game.name} has its own limit actions; LBR "
+                          "plays them on every round (--lbr without a setting)")
     print(f"checkpoint: {checkpoint.path}")
     print(f"iterations: {checkpoint.iterations}")
-    if args.exploitability:
-        print(f"exploitability: {found.value:.9g}")
-    if args.value:
-        v0, v1 = found.detail
-        print(f"value: player0={v0:.9g} player1={v1:.9g}")
+    if args.exploitability or args.value:
+        found = evaluation.make("exploitability", game, values=args.value).measure(store)
+        if args.exploitability:
+            print(f"exploitability: {found.value:.9g}")
+        if args.value:
+            v0, v1 = found.detail
+            print(f"value: player0={v0:.9g} player1={v1:.9g}")
+    if args.lbr:
+        from holdem.analysis.lbr_small import small_lbr_value
+
+        print(small_lbr_value(game, store).line())
     return 0
 
 
@@ -168,10 +200,11 @@ def _play(args):
             hands += head_to_head_hands(bp, opponent, count, args.seed)
     if args.history:
         _write_history(args.history, hands, bp)
-    if args.lbr:
+    for setting in args.lbr or []:
         found = _measure(lambda: evaluation.make(
             "lbr", bp.game, hands=args.hands, threads=args.threads,
-            bucket_samples=args.lbr_bucket_samples), store, args.seed, bp.checkpoint.path)
+            bucket_samples=args.lbr_bucket_samples, setting=setting), store, args.seed,
+            bp.checkpoint.path)
         result = found.detail
         if args.lbr_bucket_samples:
             print(f"bucket-only ({args.lbr_bucket_samples} draws per street) {result.line()}")
@@ -179,7 +212,8 @@ def _play(args):
             print(result.line())
         if result.advice():
             print(result.advice())
-        print(f"lbr speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
+        name = "lbr" if len(args.lbr) == 1 else f"lbr {setting}"
+        print(f"{name} speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
     return 0
 
 
