@@ -99,6 +99,9 @@ class TrainConfig:
     eval_baseline: typing.Optional[str] = "equity"
     eval_baseline_interval: float = 300.0
     eval_hands: int = 20_000
+    eval_lbr: typing.Optional[str] = "fcpa:3-4"
+    eval_lbr_interval: float = 300.0
+    eval_lbr_hands: int = 10_000
     utility_window: int = 10_000
     start_method: str = "spawn"
     backend: str = "process"
@@ -130,6 +133,8 @@ _CHOICES = {
     ("train", "start_method"): START_METHODS,
     ("train", "backend"): BACKENDS,
     ("train", "eval_baseline"): ("fold", "call", "pot", "random", "equity"),
+    ("train", "eval_lbr"): tuple(f"{a}:{r}" for a in ("abstract", "fc", "fcpa", "56")
+                                 for r in ("1-4", "3-4")),   # holdem.analysis.lbr's settings
 }
 _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
              ("game", "num_players"),
@@ -138,7 +143,8 @@ _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
              ("train", "log_interval"), ("train", "eval_interval"), ("train", "utility_window"),
              ("train", "worker_timeout"), ("train", "worker_restarts"),
              ("train", "worker_restart_window"), ("train", "max_memory_gb"),
-             ("train", "eval_baseline_interval"), ("train", "eval_hands")}
+             ("train", "eval_baseline_interval"), ("train", "eval_hands"),
+             ("train", "eval_lbr_interval"), ("train", "eval_lbr_hands")}
 _NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
                  ("train", "merge_threads"), ("train", "own_delta_weight"),
@@ -186,6 +192,21 @@ def _baseline_set(config):
     return reason
 
 
+def _heads_up_no_limit(config):
+    reason = _no_limit(config)
+    if reason is None and config.game.num_players != 2:
+        return (f"takes effect only with game.num_players: 2 (this config: "
+                f"{config.game.num_players})")
+    return reason
+
+
+def _lbr_set(config):
+    reason = _heads_up_no_limit(config)
+    if reason is None and config.train.eval_lbr is None:
+        return "takes effect only with train.eval_lbr set (this config: null)"
+    return reason
+
+
 def _cheap_eval(config):
     g = config.game
     spec = registry.spec(g.name)
@@ -211,6 +232,9 @@ _APPLIES = {
     ("train", "eval_baseline"): _no_limit,
     ("train", "eval_baseline_interval"): _baseline_set,
     ("train", "eval_hands"): _baseline_set,
+    ("train", "eval_lbr"): _heads_up_no_limit,
+    ("train", "eval_lbr_interval"): _lbr_set,
+    ("train", "eval_lbr_hands"): _lbr_set,
 }
 # Keys that take effect only with TensorBoard or worker processes, which command-line flags
 # switch on: checked on the final config (check_effective).
@@ -221,7 +245,9 @@ WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "
 # Keys a checkpoint stores only when they differ from their default: added after runs had
 # stored their configs, they leave the header of a run that does not set them as it was (an
 # in-process checkpoint stays bit-for-bit the same: tools/checkpoint_digest.py).
-_STORED_WHEN_SET = {("train", "worker_restarts"), ("train", "worker_restart_window")}
+_STORED_WHEN_SET = {("train", "worker_restarts"), ("train", "worker_restart_window"),
+                    ("train", "eval_lbr"), ("train", "eval_lbr_interval"),
+                    ("train", "eval_lbr_hands")}
 
 
 def _reason_unused(config, section, name):

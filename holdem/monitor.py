@@ -1,6 +1,6 @@
 """What a training run reports while it runs: the progress line (stderr), TensorBoard scalars
-and, on their intervals, exact exploitability (Kuhn, Leduc) and a head-to-head match against a
-baseline bot (No-Limit Hold'em). The run loop (:mod:`holdem.training`) calls :meth:`tick`; an
+and, on their intervals, exact exploitability (Kuhn, Leduc), a head-to-head match against a
+baseline bot (No-Limit Hold'em) and local best response (heads-up No-Limit Hold'em). The run loop (:mod:`holdem.training`) calls :meth:`tick`; an
 executor adds its own scalars (e.g. the parallel merge's) through ``extra``.
 """
 
@@ -17,7 +17,10 @@ class RunMonitor:
     Evaluations run whether or not TensorBoard is on, each printed as one ``eval:`` line (unless
     the run is quiet) and, with TensorBoard, written as ``eval/*`` scalars: every
     ``eval_interval`` s the exact exploitability (Kuhn, Leduc) or the preflop strategy change
-    (heads-up NLHE); every ``eval_baseline_interval`` s a match against ``eval_baseline`` (NLHE).
+    (heads-up NLHE); every ``eval_baseline_interval`` s a match against ``eval_baseline`` (NLHE);
+    every ``eval_lbr_interval`` s local best response in the ``eval_lbr`` setting (heads-up
+    NLHE). LBR is not forced at the end of a run: it costs seconds, and ``eval_blueprint
+    --lbr`` measures the final checkpoint with as many hands as wanted.
 
     ``start_iterations``: where this invocation started (a resumed run's count), so the first
     rates count only the iterations it ran."""
@@ -35,12 +38,13 @@ class RunMonitor:
         self._last_log = time.monotonic()
         self._last_eval = time.monotonic()
         self._last_baseline = time.monotonic()
+        self._last_lbr = time.monotonic()
         self._last_iters = None
         self._warned = {}               # what failed -> when it was last reported
         # Every eval_interval: the exact exploitability where the game allows it, else how far
         # the preflop strategy moved; every eval_baseline_interval: a baseline match. Built on
         # first use (building compiles or loads kernels).
-        self._cheap = self._baseline = None
+        self._cheap = self._baseline = self._lbr = None
         self._primed = False
         if self.tb is not None:
             self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
@@ -57,26 +61,31 @@ class RunMonitor:
             if tc.eval_baseline and evaluation.applies("vs_baseline", self.game):
                 self._baseline = evaluation.make("vs_baseline", self.game,
                                                  baseline=tc.eval_baseline, hands=tc.eval_hands)
-        return self._cheap, self._baseline
+            if tc.eval_lbr and evaluation.applies("lbr", self.game):
+                self._lbr = evaluation.make("lbr", self.game, hands=tc.eval_lbr_hands,
+                                            setting=tc.eval_lbr)
+        return self._cheap, self._baseline, self._lbr
 
     def _evaluations_due(self, force=False):
-        """The evaluations the next :meth:`tick` runs: (exact or preflop change, baseline)."""
+        """The evaluations the next :meth:`tick` runs: (exact or preflop change, baseline,
+        LBR)."""
         tc = self.config.train
         now = time.monotonic()
-        cheap_metric, baseline_metric = self._metrics()
+        cheap_metric, baseline_metric, lbr_metric = self._metrics()
         cheap = cheap_metric is not None and (
             force or now - self._last_eval >= tc.eval_interval)
         baseline = baseline_metric is not None and (
             force or now - self._last_baseline >= tc.eval_baseline_interval)
-        return cheap, baseline
+        lbr = lbr_metric is not None and now - self._last_lbr >= tc.eval_lbr_interval
+        return cheap, baseline, lbr
 
     def _evaluate(self, iterations, store, force):
         first = not self._primed
-        cheap_metric, baseline_metric = self._metrics()
+        cheap_metric, baseline_metric, lbr_metric = self._metrics()
         if first and cheap_metric is not None and cheap_metric.name == "preflop_change":
             cheap_metric.measure(store)         # the first change is measured from here
-        cheap, baseline = self._evaluations_due(force)
-        if not (cheap or baseline):
+        cheap, baseline, lbr = self._evaluations_due(force)
+        if not (cheap or baseline or lbr):
             return {}
         start = time.perf_counter()
         found = []
@@ -86,6 +95,9 @@ class RunMonitor:
         if baseline:
             self._last_baseline = time.monotonic()
             found.append(baseline_metric.measure(store, seed=iterations))
+        if lbr:
+            found.append(lbr_metric.measure(store, seed=iterations))
+            self._last_lbr = time.monotonic()   # the interval counts from its end
         seconds = time.perf_counter() - start
         found = [m for m in found if m is not None and math.isfinite(m.value)]
         values = {}

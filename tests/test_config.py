@@ -194,6 +194,8 @@ def test_game_name_is_required(tmp_path):
     ("game: {name: leduc}\ntrain: {eval_baseline: call}", "train.eval_baseline"),
     ("game: {name: nlhe, num_players: 3}\ntrain: {eval_interval: 5}", "train.eval_interval"),
     ("game: {name: nlhe}\ntrain: {eval_baseline: null, eval_hands: 500}", "train.eval_hands"),
+    ("game: {name: nlhe, num_players: 6}\ntrain: {eval_lbr: fc:1-4}", "train.eval_lbr"),
+    ("game: {name: nlhe}\ntrain: {eval_lbr: null, eval_lbr_hands: 500}", "train.eval_lbr_hands"),
     ("game: {name: leduc}\nsolver: {exploration: 0.3}", "solver.exploration"),
     ("game: {name: leduc}\nsolver: {weighting: none, dcfr_alpha: 2}", "solver.dcfr_alpha"),
     ("game: {name: leduc}\nsolver: {weighting: dcfr, discount_interval: 10}",
@@ -225,6 +227,18 @@ def test_every_conditional_key_is_rejected_outside_its_condition(tmp_path, key):
     path = write(tmp_path, yaml.safe_dump(data))
     with pytest.raises(ConfigError, match=f"{key}: takes effect only with"):
         config.load(path)
+
+
+def test_eval_lbr_takes_the_lbr_settings(tmp_path):
+    from holdem.analysis.lbr import ACTION_SETS, ROUNDS, LbrSetting
+
+    assert set(config._CHOICES[("train", "eval_lbr")]) == {
+        str(LbrSetting(a, r)) for a in ACTION_SETS for r in ROUNDS}
+    path = write(tmp_path, "game: {name: nlhe}\ntrain: {eval_lbr: fcpa:2-4}\n")
+    with pytest.raises(ConfigError, match="train.eval_lbr") as info:
+        config.load(path)
+    assert "fcpa:3-4" in str(info.value)
+    assert config.load(CONFIGS / "hunl_default.yaml").train.eval_lbr == "fcpa:3-4"
 
 
 def test_keys_that_take_effect_are_accepted():

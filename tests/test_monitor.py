@@ -104,6 +104,31 @@ def test_leduc_prints_its_exploitability_as_it_trains(tmp_path):
     assert len(values) >= 2 and all(0 < v < 2 for v in values), proc.stderr
 
 
+def test_lbr_learning_curve_on_its_interval(tmp_path):
+    """Heads-up NLHE runs local best response in the ``eval_lbr`` setting (fcpa on the turn
+    and river by default) every ``eval_lbr_interval`` s, as an eval: line and an
+    eval/lbr_<actions>_<rounds> scalar with its interval; not at the forced end of a run."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    config = _hunl_config(tmp_path, "  log_interval: 0.5\n  eval_baseline: null\n"
+                                    "  eval_interval: 1000\n  eval_lbr_interval: 1.0\n"
+                                    "  eval_lbr_hands: 400\n")
+    proc = run("train_blueprint", "--config", config, "--time-budget", 6, "--logdir",
+               tmp_path / "run", "--tensorboard")
+    lines = [line for line in proc.stderr.splitlines() if "lbr fcpa:3-4=" in line]
+    assert len(lines) >= 2 and all(line.startswith("eval: ") and "mbb/hand" in line
+                                   for line in lines), proc.stderr
+    events = EventAccumulator(str(tmp_path / "run"))
+    events.Reload()
+    values = [e.value for e in events.Scalars("eval/lbr_fcpa_3-4")]
+    ci = [e.value for e in events.Scalars("eval/lbr_fcpa_3-4_ci95")]
+    assert len(values) == len(lines) and len(ci) == len(values) and all(c > 0 for c in ci)
+    once = _hunl_config(tmp_path, "  eval_baseline: null\n  eval_interval: 1000\n"
+                                  "  eval_lbr: fc:1-4\n  eval_lbr_interval: 1000\n")
+    proc = run("train_blueprint", "--config", once, "--iters", 3000, "--logdir", tmp_path / "o")
+    assert "lbr" not in proc.stderr.replace("--lbr", "")      # not forced at the end
+
+
 def test_evaluation_can_be_switched_off(tmp_path):
     config = _hunl_config(tmp_path, "  eval_baseline: null\n  eval_interval: 1000\n")
     proc = run("train_blueprint", "--config", config, "--iters", 3000, "--logdir", tmp_path / "r")

@@ -2,8 +2,9 @@
 training with them off, alternating, end to end through the CLI.
 
 Each round runs ``python -m holdem.cli.train_blueprint`` in-process for ``--seconds`` twice --
-evaluations on (the config's ``eval_*`` keys, or the defaults) and off (``eval_baseline: null``
-and no cheap evaluation) -- alternating which goes first, and prints both rates and the cost.
+evaluations on (the config's ``eval_*`` keys, or the defaults) and off (``eval_baseline: null``,
+``eval_lbr: null`` and no cheap evaluation) -- alternating which goes first, and prints both
+rates and the cost.
 Evaluations that run once per ``eval_baseline_interval`` (300 s by default) would not happen in
 a short run, so the runs divide every evaluation interval by ``--speed-up`` (default 10): the
 measured cost is that of evaluating ``--speed-up`` times as often, and the cost at the default
@@ -59,9 +60,14 @@ def main(argv=None):
     on_keys = {"eval_interval": tc.eval_interval / args.speed_up}
     if nlhe and tc.eval_baseline:
         on_keys["eval_baseline_interval"] = tc.eval_baseline_interval / args.speed_up
+    heads_up = nlhe and config.game.num_players == 2
+    if heads_up and tc.eval_lbr:
+        on_keys["eval_lbr_interval"] = tc.eval_lbr_interval / args.speed_up
     off_keys = {"eval_interval": 1e9}
     if nlhe:
         off_keys["eval_baseline"] = None
+    if heads_up:
+        off_keys["eval_lbr"] = None
     with tempfile.TemporaryDirectory(prefix="bench-eval-") as tmp:
         on_src = variant(source, tmp, "on", on_keys)
         off_src = variant(source, tmp, "off", off_keys)

@@ -1,4 +1,4 @@
-"""Benchmark local best response (LBR) on one core.
+"""Benchmark local best response (LBR) on one core, or on ``--threads`` threads.
 
 Prints, one ``name: value unit`` per line: the LBR result and hands/s for a checkpoint (or for
 a constant opponent of a config's game: ``--policy fold`` must give exactly 750 mbb/hand), the
@@ -7,6 +7,8 @@ street on random spots, times how many the match computed) against the rest (ran
 strategy look-ups, buckets, playing the hands).
 
     python tools/bench_lbr.py --checkpoint /tmp/runs/h10 --hands 20000
+    python tools/bench_lbr.py --checkpoint /tmp/runs/h10 --setting fcpa:3-4 --hands 100000 \
+        --threads 2
     python tools/bench_lbr.py --policy fold --config configs/hunl_default.yaml --hands 2000
 """
 
@@ -32,6 +34,11 @@ def parse_args(argv):
     parser.add_argument("--hands", type=iteration_count, default=20_000,
                         help="hands, played as duplicate pairs (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    parser.add_argument("--setting", default="abstract:1-4",
+                        help="LBR setting ACTIONS[:ROUNDS] as eval_blueprint --lbr takes it "
+                             "(default: %(default)s)")
+    parser.add_argument("--threads", type=iteration_count, default=1,
+                        help="threads playing the hands (default: %(default)s)")
     parser.add_argument("--preflop-samples", type=iteration_count, default=None,
                         help="Monte Carlo boards for preflop equity (default: the library's)")
     parser.add_argument("--spots", type=iteration_count, default=50,
@@ -77,23 +84,29 @@ def main(argv=None):
     else:
         game = make_game(config_mod.load(args.config))
         store, name = lbr.baseline_store(game, args.policy), f"always-{args.policy}"
+    setting = lbr.LbrSetting.parse(args.setting)
     start = time.perf_counter()
-    lbr.lbr_match(game, store, hands=2, seed=args.seed, preflop_samples=samples)
+    lbr.lbr_match(game, store, hands=2, seed=args.seed, preflop_samples=samples,
+                  setting=setting)
     print(f"first call (compile or cache load, 2 hands): {time.perf_counter() - start:.2f} s")
     result = lbr.lbr_match(game, store, hands=args.hands, seed=args.seed,
-                           preflop_samples=samples)
+                           preflop_samples=samples, setting=setting, threads=args.threads)
     print(f"opponent: {name}")
+    print(f"setting: {setting}; threads: {args.threads}")
     print(result.line())
     print(f"speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
     for key, value in result.stats.items():
-        print(f"{key} per hand: {value / result.hands:.2f}")
+        if key == "max_branches":                   # a maximum, not a count
+            print(f"{key}: {value}")
+        else:
+            print(f"{key} per hand: {value / result.hands:.2f}")
     per_street = equity_seconds(lbr.make_spec(None, samples), lbr.make_work(None), args.spots,
                                 args.seed)
     equity = 0.0
     for street, seconds in zip(("preflop", "flop", "turn", "river"), per_street):
         equity += result.stats[f"equity_{street}"] * seconds
         print(f"equity vector, {street}: {seconds * 1e3:.3f} ms")
-    share = min(1.0, equity / result.seconds)
+    share = min(1.0, equity / (result.seconds * args.threads))
     print(f"time split: equity {100 * share:.0f}%, range updates and the rest "
           f"{100 * (1 - share):.0f}% (equity estimated from the per-street timings)")
     return 0
