@@ -541,6 +541,16 @@ def test_cli_lbr_plays_each_setting_named(nlhe_checkpoint):
         assert re.search(rf"^lbr {name}: -?[\d.]+ ± [\d.]+ mbb/hand \(95% CI, 200 hands\)$",
                          proc.stdout, re.M), proc.stdout
         assert re.search(rf"^lbr {name} speed: \d+ hands/s", proc.stdout, re.M), proc.stdout
+    proc = _eval("--checkpoint", nlhe_checkpoint, "--lbr", "paper", "--hands", 100)
+    assert proc.returncode == 0, proc.stderr
+    table = proc.stdout[proc.stdout.index("LBR against published bots"):].splitlines()
+    assert table[1].startswith("| LBR setting | Hyperborean 2014 | Slumbot 2016 | Act1 2016 |")
+    assert table[1].endswith("| this blueprint (100 BB) |")
+    for row, setting in zip(table[3:], lbr.PAPER_SETTINGS):
+        mine = re.search(rf"^lbr {setting}: (-?[\d.]+) ± ([\d.]+) ", proc.stdout, re.M)
+        assert row.startswith(f"| {setting} | ") and row.endswith(
+            f" | {float(mine[1]):,.0f} ± {float(mine[2]):,.0f} |"), row
+    assert "| fcpa:3-4 | 3,852 ± 141 | 4,020 ± 115 | 2,597 ± 140 | -536 ± 87 |" in table[4]
     proc = _eval("--checkpoint", nlhe_checkpoint, "--lbr", "fcpa:2-4")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "--lbr: unknown LBR rounds '2-4'" in proc.stderr

@@ -58,6 +58,22 @@ ROUNDS = {"1-4": 0, "3-4": 2}
 FIFTY_SIX = tuple(0.05 * 1.15 ** k for k in range(55))
 """The pot fractions of the 56-bets set: 0.05 x 1.15^k for k = 0..54 (0.05 to about 95 pots);
 with all-in, 56 bet sizes."""
+PAPER_SETTINGS = ("fc:1-4", "fcpa:3-4", "56:1-4", "56:3-4")
+"""The rows of Lisý & Bowling 2017's table that :data:`PUBLISHED` quotes (``--lbr paper``)."""
+PUBLISHED = {
+    "Hyperborean 2014": {"fc:1-4": (721, 56), "fcpa:3-4": (3852, 141), "56:1-4": (574, 125),
+                         "56:3-4": (4675, 152)},
+    "Slumbot 2016": {"fc:1-4": (522, 50), "fcpa:3-4": (4020, 115), "56:1-4": (763, 84),
+                     "56:3-4": (3763, 104)},
+    "Act1 2016": {"fc:1-4": (407, 47), "fcpa:3-4": (2597, 140), "56:1-4": (2429, 134),
+                  "56:3-4": (3302, 122)},
+    "Full Cards (100 BB)": {"fc:1-4": (-424, 37), "fcpa:3-4": (-536, 87),
+                            "56:1-4": (1607, 76), "56:3-4": (2403, 87)},
+}
+"""LBR's winnings (mbb/game, 95% CI) against the bots Lisý & Bowling 2017 measured, as their
+table reports them (read from copies of the table: the paper itself could not be fetched where
+this was written). The ACPC bots played 200 big blinds; Full Cards, a 100 BB strategy without
+card abstraction on a fold/call/pot/all-in tree."""
 DEFAULT_PREFLOP_SAMPLES = 200
 DEFAULT_ALLIN_SAMPLES = 1000
 STAT_NAMES = ("decisions", "range_updates", "boards", "strategy_rows", "equity_preflop",

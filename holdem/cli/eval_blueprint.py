@@ -49,7 +49,9 @@ def build_parser():
                         "(fold, call), fcpa (fold, call, pot, all-in) or 56 (fold, call, "
                         "all-in, 55 pot fractions 0.05 x 1.15^k); ROUNDS 1-4 (default) or 3-4 "
                         "(turn and river only, checking or calling before), as Lisy & Bowling "
-                        "2017 measured published bots. Without a SETTING: abstract:1-4")
+                        "2017 measured published bots. 'paper' = their four rows (fc:1-4 "
+                        "fcpa:3-4 56:1-4 56:3-4), printed next to their figures for Hyperborean, "
+                        "Slumbot, Act1 and Full Cards. Without a SETTING: abstract:1-4")
     p.add_argument("--lbr-bucket-samples", type=int, default=0, metavar="N",
                    help="--lbr: bucket-only LBR, which sees only its card bucket after the "
                         "flop (as the blueprint does) and decides with the mean equity of N "
@@ -90,11 +92,17 @@ def main(argv=None):
                      f"{args.lbr_bucket_samples}")
     if args.lbr_bucket_samples and args.lbr is None:
         parser.error("--lbr-bucket-samples needs --lbr")
+    args.paper = False
     if args.lbr is not None:
         from holdem.analysis.lbr import LbrSetting
 
+        from holdem.analysis.lbr import PAPER_SETTINGS
+
+        texts = args.lbr or ["abstract:1-4"]
+        args.paper = "paper" in texts
+        texts = [t for text in texts for t in (PAPER_SETTINGS if text == "paper" else [text])]
         try:
-            args.lbr = [LbrSetting.parse(text) for text in args.lbr or ["abstract:1-4"]]
+            args.lbr = list(dict.fromkeys(LbrSetting.parse(text) for text in texts))
         except ValueError as exc:
             parser.error(f"--lbr: {exc}")
     if args.history_hands is not None and not args.history:
@@ -200,6 +208,7 @@ def _play(args):
             hands += head_to_head_hands(bp, opponent, count, args.seed)
     if args.history:
         _write_history(args.history, hands, bp)
+    measured = {}
     for setting in args.lbr or []:
         found = _measure(lambda: evaluation.make(
             "lbr", bp.game, hands=args.hands, threads=args.threads,
@@ -214,7 +223,28 @@ def _play(args):
             print(result.advice())
         name = "lbr" if len(args.lbr) == 1 else f"lbr {setting}"
         print(f"{name} speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
+        measured[str(setting)] = result
+    if args.paper:
+        print(_paper_table(measured, bp))
     return 0
+
+
+def _paper_table(measured, bp):
+    """Lisý & Bowling 2017's LBR table with this blueprint as the last column (Markdown)."""
+    from holdem.analysis.lbr import PAPER_SETTINGS, PUBLISHED
+
+    table = bp.game.rules.table
+    mine = f"this blueprint ({table.stack:g} BB)"
+    rows = [f"| LBR setting | {' | '.join(PUBLISHED)} | {mine} |",
+            "|---" * (len(PUBLISHED) + 2) + "|"]
+    for setting in PAPER_SETTINGS:
+        cells = [f"{PUBLISHED[bot][setting][0]:,} ± {PUBLISHED[bot][setting][1]}"
+                 for bot in PUBLISHED]
+        r = measured[setting]
+        cells.append(f"{r.mbb_per_hand:,.0f} ± {r.ci95:,.0f}")
+        rows.append(f"| {setting} | {' | '.join(cells)} |")
+    return ("LBR against published bots (mbb/game; theirs as Lisý & Bowling 2017 report them, "
+            "ACPC bots at 200 BB):\n" + "\n".join(rows))
 
 
 def _write_history(path, hands, bp):
