@@ -10,6 +10,11 @@ strategy look-ups, buckets, playing the hands).
     python tools/bench_lbr.py --checkpoint /tmp/runs/h10 --setting fcpa:3-4 --hands 100000 \
         --threads 2
     python tools/bench_lbr.py --policy fold --config configs/hunl_default.yaml --hands 2000
+
+``--station`` also plays a LBR that never chooses (it checks and calls on every street) on the
+same seed and prints what LBR's own decisions add to it: with ``3-4`` settings the part of
+LBR's winnings won on the turn and river, apart from how much the blueprint wins from a
+calling station on the first two streets (README: Strength).
 """
 
 import argparse
@@ -39,6 +44,9 @@ def parse_args(argv):
                              "(default: %(default)s)")
     parser.add_argument("--threads", type=iteration_count, default=1,
                         help="threads playing the hands (default: %(default)s)")
+    parser.add_argument("--station", action="store_true",
+                        help="also play a calling station (LBR that never chooses) and print "
+                             "the difference")
     parser.add_argument("--preflop-samples", type=iteration_count, default=None,
                         help="Monte Carlo boards for preflop equity (default: the library's)")
     parser.add_argument("--spots", type=iteration_count, default=50,
@@ -69,6 +77,14 @@ def equity_seconds(spec, work, spots, seed):
     return out
 
 
+def station_match(game, store, args, samples):
+    """LBR that never chooses (its first round past the river): it checks and calls."""
+    from holdem.analysis import lbr
+
+    return lbr.lbr_match(game, store, hands=args.hands, seed=args.seed, preflop_samples=samples,
+                         setting="fc:3-4", threads=args.threads, first_round=4)
+
+
 def main(argv=None):
     args = parse_args(argv)
     from holdem import config as config_mod
@@ -95,6 +111,13 @@ def main(argv=None):
     print(f"setting: {setting}; threads: {args.threads}")
     print(result.line())
     print(f"speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
+    if args.station:
+        station = station_match(game, store, args, samples)
+        gain = result.mbb_per_hand - station.mbb_per_hand
+        print(f"calling station (checks and calls every street): {station.mbb_per_hand:.1f} ± "
+              f"{station.ci95:.1f} mbb/hand")
+        print(f"LBR's decisions add: {gain:.1f} ± {(result.ci95 ** 2 + station.ci95 ** 2) ** 0.5:.1f}"
+              " mbb/hand (independent intervals combined)")
     for key, value in result.stats.items():
         if key == "max_branches":                   # a maximum, not a count
             print(f"{key}: {value}")

@@ -187,10 +187,11 @@ def combos():
 
 
 def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
-              bucket_samples=0, setting=None):
+              bucket_samples=0, setting=None, first_round=None):
     """The kernels' per-game constants (:data:`lbr_kernels.LbrSpec`) for ``setting`` (an
     :class:`LbrSetting` or its text; default the abstract action set on every round);
-    ``game`` None gives a spec for the equity kernels only."""
+    ``first_round`` overrides the setting's first street (4: LBR never chooses, a calling
+    station); ``game`` None gives a spec for the equity kernels only."""
     if int(bucket_samples) < 0:
         raise ValueError(f"bucket_samples must not be negative, got {bucket_samples}")
     if int(preflop_samples) < 1:
@@ -224,7 +225,8 @@ def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAU
                       fractions=np.array(setting.fractions, dtype=np.float64),
                       bet_allin=np.int64(setting.bet_allin),
                       abstract=np.int64(setting.actions == "abstract"),
-                      first_round=np.int64(ROUNDS[setting.rounds]))
+                      first_round=np.int64(ROUNDS[setting.rounds] if first_round is None
+                                           else first_round))
 
 
 def make_work(game=None):
@@ -293,9 +295,10 @@ def baseline_store(game, policy):
 
 def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
               preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
-              threads=1, bucket_samples=0, setting=None):
+              threads=1, bucket_samples=0, setting=None, first_round=None):
     """LBR against the average strategy in ``store`` (StoreArrays) of the heads-up game
-    ``game`` (``bucket_samples``, ``setting``: see :func:`local_best_response`). ``hands`` is
+    ``game`` (``bucket_samples``, ``setting``: see :func:`local_best_response`;
+    ``first_round``: see :func:`make_spec`). ``hands`` is
     rounded up to an even number (duplicate pairs). ``threads`` > 1 splits the deals over that
     many threads (the kernels release the GIL), each with its own random stream: reproducible
     for a given seed and thread count."""
@@ -303,7 +306,8 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
     setting = LbrSetting.parse(setting or LbrSetting())
     deals = max(1, (int(hands) + 1) // 2)
     threads = max(1, min(int(threads), deals))
-    spec = make_spec(game, preflop_samples, allin_samples, bucket_samples, setting)
+    spec = make_spec(game, preflop_samples, allin_samples, bucket_samples, setting,
+                     first_round)
     works = [make_work(game) for _ in range(threads)]
     states = rng.make_states(seed, threads)
     out = np.zeros(deals, dtype=np.float64)
