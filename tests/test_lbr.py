@@ -120,6 +120,32 @@ def test_rounds_3_4_check_and_call_before_the_turn(game):
     assert late.mbb_per_hand - late.ci95 > 2_000 and early.mbb_per_hand - early.ci95 > 2_000
 
 
+def test_paired_runs_play_the_same_cards(game):
+    """With ``paired`` the cards come from their own stream: a LBR that bets on the turn and
+    one that never chooses see the same deals, though they draw different numbers in play
+    (bench_lbr --station differences them deal by deal). Without it, the one stream."""
+    store = lbr.baseline_store(game, "call")
+    specs = [lbr.make_spec(game, setting="fcpa:3-4"),
+             lbr.make_spec(game, setting="fc:3-4", first_round=4)]
+    works = [lbr.make_work(game) for _ in specs]
+    deals = [rng_mod.make_states(5, 1)[0] for _ in specs]
+    states = list(rng_mod.make_states(6, 2))
+    seen = []
+    for _ in range(30):
+        for k in range(2):
+            lk.lbr_play(game.tree, game.deal.tables, store, specs[k], works[k], states[k],
+                        deals[k], np.int64(1), np.zeros(1))
+        assert list(works[0].cards) == list(works[1].cards)
+        seen.append(tuple(works[0].cards))
+    assert len(set(seen)) == 30 and works[0].stats[lk.STAT_RAISES] > 0
+    assert works[1].stats[lk.STAT_DECISIONS] == 0
+    paired = lbr.lbr_match(game, store, hands=200, seed=3, setting="fcpa:3-4", paired=True)
+    station = lbr.lbr_match(game, store, hands=200, seed=3, setting="fc:3-4", first_round=4,
+                            paired=True)
+    assert paired.per_deal.size == station.per_deal.size == 100
+    assert abs(station.mbb_per_hand) < 500 < paired.mbb_per_hand
+
+
 def test_bad_settings_are_refused():
     assert lbr.LbrSetting.parse("fcpa:3-4") == lbr.LbrSetting("fcpa", "3-4")
     assert str(lbr.LbrSetting.parse("56")) == "56:1-4"

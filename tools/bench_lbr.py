@@ -12,9 +12,10 @@ strategy look-ups, buckets, playing the hands).
     python tools/bench_lbr.py --policy fold --config configs/hunl_default.yaml --hands 2000
 
 ``--station`` also plays a LBR that never chooses (it checks and calls on every street) on the
-same seed and prints what LBR's own decisions add to it: with ``3-4`` settings the part of
-LBR's winnings won on the turn and river, apart from how much the blueprint wins from a
-calling station on the first two streets (README: Strength).
+same deals (both runs draw their cards from streams of their own) and prints what LBR's own
+decisions add to it, with the interval of the deal-by-deal difference: with ``3-4`` settings
+the part of LBR's winnings won on the turn and river, apart from how much the blueprint wins
+from a calling station on the first two streets (README: Strength).
 """
 
 import argparse
@@ -82,7 +83,7 @@ def station_match(game, store, args, samples):
     from holdem.analysis import lbr
 
     return lbr.lbr_match(game, store, hands=args.hands, seed=args.seed, preflop_samples=samples,
-                         setting="fc:3-4", threads=args.threads, first_round=4)
+                         setting="fc:3-4", threads=args.threads, first_round=4, paired=True)
 
 
 def main(argv=None):
@@ -106,18 +107,20 @@ def main(argv=None):
                   setting=setting)
     print(f"first call (compile or cache load, 2 hands): {time.perf_counter() - start:.2f} s")
     result = lbr.lbr_match(game, store, hands=args.hands, seed=args.seed,
-                           preflop_samples=samples, setting=setting, threads=args.threads)
+                           preflop_samples=samples, setting=setting, threads=args.threads,
+                           paired=args.station)
     print(f"opponent: {name}")
     print(f"setting: {setting}; threads: {args.threads}")
     print(result.line())
     print(f"speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
     if args.station:
         station = station_match(game, store, args, samples)
-        gain = result.mbb_per_hand - station.mbb_per_hand
+        gain = result.per_deal - station.per_deal
+        ci = 1.96 * gain.std(ddof=1) / np.sqrt(gain.size)
         print(f"calling station (checks and calls every street): {station.mbb_per_hand:.1f} ± "
               f"{station.ci95:.1f} mbb/hand")
-        print(f"LBR's decisions add: {gain:.1f} ± {(result.ci95 ** 2 + station.ci95 ** 2) ** 0.5:.1f}"
-              " mbb/hand (independent intervals combined)")
+        print(f"LBR's decisions add: {gain.mean():.1f} ± {ci:.1f} mbb/hand (the same deals, "
+              "paired)")
     for key, value in result.stats.items():
         if key == "max_branches":                   # a maximum, not a count
             print(f"{key}: {value}")

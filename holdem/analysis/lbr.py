@@ -133,6 +133,7 @@ class LbrResult:
     seconds: float          # time in the kernel (compilation excluded)
     stats: dict = field(default_factory=dict)   # kernel counters (STAT_NAMES)
     setting: LbrSetting = LbrSetting()
+    per_deal: np.ndarray = field(default=None, repr=False)   # mbb per duplicate deal
 
     @property
     def hands_per_second(self):
@@ -295,13 +296,16 @@ def baseline_store(game, policy):
 
 def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
               preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
-              threads=1, bucket_samples=0, setting=None, first_round=None):
+              threads=1, bucket_samples=0, setting=None, first_round=None, paired=False):
     """LBR against the average strategy in ``store`` (StoreArrays) of the heads-up game
     ``game`` (``bucket_samples``, ``setting``: see :func:`local_best_response`;
     ``first_round``: see :func:`make_spec`). ``hands`` is
     rounded up to an even number (duplicate pairs). ``threads`` > 1 splits the deals over that
     many threads (the kernels release the GIL), each with its own random stream: reproducible
-    for a given seed and thread count."""
+    for a given seed and thread count. ``paired``: the cards come from streams of their own,
+    so two calls with the same seed, hands and threads play the same deals whatever they
+    decide (``LbrResult.per_deal`` can then be differenced deal by deal); without it the
+    figures are those of earlier versions."""
     _check_game(game)
     setting = LbrSetting.parse(setting or LbrSetting())
     deals = max(1, (int(hands) + 1) // 2)
@@ -309,16 +313,19 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
     spec = make_spec(game, preflop_samples, allin_samples, bucket_samples, setting,
                      first_round)
     works = [make_work(game) for _ in range(threads)]
-    states = rng.make_states(seed, threads)
+    states = rng.make_states(seed, 2 * threads)       # the first `threads` as before
+    deal_states = states[threads:] if paired else states[:threads]
+    states = states[:threads]
     out = np.zeros(deals, dtype=np.float64)
     bounds = np.linspace(0, deals, threads + 1).astype(np.int64)
 
     def run(t):
         lk.lbr_play(game.tree, game.deal.tables, store, spec, works[t], states[t],
-                    np.int64(bounds[t + 1] - bounds[t]), out[bounds[t]:bounds[t + 1]])
+                    deal_states[t], np.int64(bounds[t + 1] - bounds[t]),
+                    out[bounds[t]:bounds[t + 1]])
 
-    lk.lbr_play(game.tree, game.deal.tables, store, spec, works[0], states[0], np.int64(0),
-                out)                                    # compile or load from the cache
+    lk.lbr_play(game.tree, game.deal.tables, store, spec, works[0], states[0], deal_states[0],
+                np.int64(0), out)                       # compile or load from the cache
     start = time.perf_counter()
     if threads == 1:
         run(0)
@@ -333,7 +340,8 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
     stats = np.sum([w.stats for w in works], axis=0)
     stats[lk.STAT_MAX_BRANCHES] = max(int(w.stats[lk.STAT_MAX_BRANCHES]) for w in works)
     return LbrResult(mbb_per_hand=mean, ci95=ci, hands=2 * deals, seconds=seconds,
-                     stats=dict(zip(STAT_NAMES, stats.tolist())), setting=setting)
+                     stats=dict(zip(STAT_NAMES, stats.tolist())), setting=setting,
+                     per_deal=out * scale)
 
 
 def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,

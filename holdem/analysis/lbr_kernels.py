@@ -319,8 +319,9 @@ def bot_real_action(spec, real, child, fold_child, call_child):
 
 
 @njit
-def bot_on_tree(tree, real, node, seat):
-    """Whether abstract ``node`` is the bot's decision on the real hand's street."""
+def on_tree(tree, real, node, seat):
+    """Whether abstract ``node`` is ``seat``'s decision on the real hand's street (the bot
+    leaves its tree where its node is not)."""
     return (node >= 0 and tree.kind[node] == DECISION and tree.player[node] == seat
             and tree.street[node] == real[R_STREET])
 
@@ -456,7 +457,7 @@ def update_range(tree, store, spec, seat, kind, to, work):
     for b in range(work.num_branches[0]):
         node = work.node[b]
         row = work.range[b]
-        if not bot_on_tree(tree, real, node, seat):
+        if not on_tree(tree, real, node, seat):
             if kind != A_CALL:
                 for i in range(n):
                     row[live[i]] = 0.0
@@ -631,7 +632,7 @@ def candidates(tree, spec, work):
                                                                         real[R_STREET]):
                 best = b
         node = work.node[best]
-        if not bot_on_tree(tree, real, node, real[R_PLAYER]):
+        if not on_tree(tree, real, node, real[R_PLAYER]):
             return m
         c0 = tree.child_start[node]
         for child in range(spec.call_child[node] + 1, c0 + tree.num_actions[node]):
@@ -880,7 +881,7 @@ def play_seat(tree, tables, store, spec, work, seat, state):
             lbr_moves(tree, spec, work, kind, to, all_in)
             lbr_raised = kind == A_RAISE
         else:
-            if bot_on_tree(tree, real, bp_node, bp):
+            if on_tree(tree, real, bp_node, bp):
                 key = np.int64(tree.history[bp_node]) * spec.stride + work.bucket[street,
                                                                                   bp_combo]
                 a = sample_average(store, key, tree.num_actions[bp_node], work.sigma, state)
@@ -918,11 +919,14 @@ def play_seat(tree, tables, store, spec, work, seat, state):
 
 
 @njit
-def lbr_play(tree, tables, store, spec, work, state, n, out):
+def lbr_play(tree, tables, store, spec, work, state, deals, n, out):
     """Deal ``n`` hands and play each twice (LBR in seat 0, then seat 1, same cards):
-    ``out[i]`` = LBR's mean chips over deal i's two hands."""
+    ``out[i]`` = LBR's mean chips over deal i's two hands. The cards come from the random
+    stream ``deals``, the rest from ``state``: pass the same array twice for one stream, or
+    two streams so that runs of two settings with the same ``deals`` play the same cards (their
+    difference is then paired deal by deal)."""
     for i in range(n):
-        _deal(work, state)
+        _deal(work, deals)
         total = 0.0
         for seat in range(2):
             total += play_seat(tree, tables, store, spec, work, seat, state)
