@@ -122,11 +122,11 @@ def main(argv=None):
     from holdem.metrics import compile_notice
 
     plays = bool(args.vs or args.vs_checkpoint)
-    lbr = args.lbr is not None
+    lbr = args.lbr is not None and not _is_small(args.checkpoint)   # small games: exact, no kernel
     seconds = (COMPILE_SECONDS["load"] + COMPILE_SECONDS["vs"] * plays
                + COMPILE_SECONDS["lbr"] * lbr)
     with compile_notice(seconds):
-        if plays or (lbr and not _is_small(args.checkpoint)):
+        if plays or lbr:
             return _play(args)
         return _exact(args)
 
