@@ -1,7 +1,8 @@
 """What a training run reports while it runs: the progress line (stderr), TensorBoard scalars
 and, on their intervals, exact exploitability (Kuhn, Leduc), a head-to-head match against a
-baseline bot (No-Limit Hold'em) and local best response (heads-up No-Limit Hold'em). The run loop (:mod:`holdem.training`) calls :meth:`tick`; an
-executor adds its own scalars (e.g. the parallel merge's) through ``extra``.
+baseline bot (No-Limit Hold'em) and local best response (heads-up No-Limit Hold'em). The run
+loop (:mod:`holdem.training`) calls :meth:`tick`; an executor adds its own scalars (e.g. the
+parallel merge's) through ``extra``.
 """
 
 import math
