@@ -79,8 +79,7 @@ R_PLAYER = 7                    # seat to act
 R_STREET = 8
 R_OVER = 9                      # 0 running, 1 someone folded, 2 showdown
 R_FOLDER = 10
-R_LAST_TO = 11                  # the last action's street commitment (raises)
-NUM_REAL = 12
+NUM_REAL = 11
 
 # stats[] counters (for tools/bench_lbr.py and the tests)
 STAT_DECISIONS = 0              # LBR's chosen actions (on the streets it acts on)
@@ -181,7 +180,6 @@ def real_start(tree, spec, real):
     real[R_STREET] = 0
     real[R_OVER] = 0
     real[R_FOLDER] = -1
-    real[R_LAST_TO] = 0
 
 
 @njit_inline
@@ -240,7 +238,6 @@ def real_apply(spec, real, kind, to):
     real[R_COMMIT + p] = to
     real[R_ACTED] = 1 << p
     real[R_PLAYER] = o
-    real[R_LAST_TO] = to
 
 
 # --------------------------------------------------------------------------------------------
@@ -821,16 +818,18 @@ def _deal(work, state):
 
 @njit
 def _bot_moves(tree, spec, work, node, kind, to, state):
-    """The bot's own abstract node after a real action: its reading, drawn where there are
-    two (the draw is the bot's and LBR never sees it); -1 once it leaves the tree."""
+    """The bot's own abstract node after a real action (before it is applied), and how many
+    readings it had: its reading, drawn where there are two (the draw is the bot's and LBR
+    never sees it); -1 once it leaves the tree."""
     num = translate_action(tree, spec, node, kind, to, kind == A_RAISE
                            and to == real_max_to(spec, work.real), work.opt_child,
                            work.opt_prob)
     if num == 0:
-        return np.int64(-1)
+        return np.int64(-1), num
     if num == 2:
-        return work.opt_child[0] if rng.uniform(state) < work.opt_prob[0] else work.opt_child[1]
-    return work.opt_child[0]
+        pick = work.opt_child[0] if rng.uniform(state) < work.opt_prob[0] else work.opt_child[1]
+        return pick, num
+    return work.opt_child[0], num
 
 
 @njit
@@ -869,16 +868,14 @@ def play_seat(tree, tables, store, spec, work, seat, state):
                 kind = A_CALL
                 to = np.int64(0)
                 work.stats[STAT_PASSIVE] += 1
-            all_in = kind == A_RAISE and to == real_max_to(spec, real)
-            num = translate_action(tree, spec, bp_node, kind, to, all_in, work.opt_child,
-                                   work.opt_prob)
+            was = bp_node
+            bp_node, num = _bot_moves(tree, spec, work, bp_node, kind, to, state)
             if num == 2:
                 work.stats[STAT_TRANSLATED] += 1
-            was = bp_node
-            bp_node = _bot_moves(tree, spec, work, bp_node, kind, to, state)
             if was >= 0 and bp_node < 0:
                 work.stats[STAT_OFF_TREE] += 1
-            lbr_moves(tree, spec, work, kind, to, all_in)
+            lbr_moves(tree, spec, work, kind, to, kind == A_RAISE
+                      and to == real_max_to(spec, real))
             lbr_raised = kind == A_RAISE
         else:
             if on_tree(tree, real, bp_node, bp):
@@ -897,7 +894,7 @@ def play_seat(tree, tables, store, spec, work, seat, state):
             if kind == A_FOLD and lbr_raised:
                 work.stats[STAT_FOLDED_TO] += 1
             if bp_node >= 0:
-                bp_node = _bot_moves(tree, spec, work, bp_node, kind, to, state)
+                bp_node, _ = _bot_moves(tree, spec, work, bp_node, kind, to, state)
                 if bp_node < 0:
                     work.stats[STAT_OFF_TREE] += 1
         real_apply(spec, real, kind, to)
