@@ -1,0 +1,429 @@
+"""Solve a turn or river spot with exact cards: two ranges, a board, a pot, stacks, a bet menu.
+
+    from holdem.subgame import Spot, SubgameSolver
+    spot = Spot.make(board="Td 9d 6h Qc 2s", oop="QQ+,AK", ip="JJ-88,AQs", pot=200, stack=900)
+    solver = SubgameSolver(spot)               # the tree is built; nothing big allocated yet
+    print(solver.memory_bytes())               # what solve() will allocate
+    result = solver.solve(target=0.3)          # % of the pot
+    result.exploitability_pct, result.strategy(()), result.ev(0)
+
+Lifecycle (as postflop-solver's): the tree is built and the memory estimated when the solver is
+made; :meth:`SubgameSolver.allocate` (called by the first :meth:`solve`) commits it; ``solve``
+runs discounted CFR (:mod:`holdem.subgame.kernels`) until the exploitability -- measured by a
+best response of each player over every combo, separate code from the regrets -- is at most
+``target`` % of the pot, or ``max_iterations``.
+
+Player 0 is out of position (first to act on every street). Values are in the spot's chips.
+A range is a range string (:mod:`holdem.analysis.range_strings`), a {combo: weight} or
+{class: weight} dict as ``parse_range`` returns, or 1,326 weights in :data:`COMBOS` order;
+combos that touch the board are dropped.
+"""
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from holdem.cards import card_tuple, describe_cards, format_card, repeated_card
+from holdem.evaluator.kernels import rank7_batch_kernel
+from holdem.subgame import kernels as K
+from holdem.subgame.tree import (CHANCE, DECISION, RIVER, TURN, BetMenu, build_tree,
+                                  player_menus)
+
+COMBOS = np.array(list(combinations(range(52), 2)), dtype=np.int64)
+"""The 1,326 hole-card pairs (lower card first) in ascending lexicographic order."""
+_COMBO_INDEX = {(int(a), int(b)): i for i, (a, b) in enumerate(COMBOS)}
+
+FLOAT = np.float32          # regrets, strategy sums and value vectors (as postflop solvers)
+
+
+def combo_index(a, b):
+    """Index in :data:`COMBOS` of the pair of cards ``a``, ``b``."""
+    return _COMBO_INDEX[(min(a, b), max(a, b))]
+
+
+def range_weights(value, what="range"):
+    """float64[1326] weights from a range string, a ``parse_range`` dict or 1,326 numbers."""
+    from holdem.analysis.charts import combos as class_combos
+    from holdem.analysis.range_strings import parse_range
+
+    if isinstance(value, str):
+        value = parse_range(value, combos=True)
+    if isinstance(value, dict):
+        out = np.zeros(len(COMBOS))
+        for key, weight in value.items():
+            pairs = class_combos(key) if isinstance(key, str) else [key]
+            for a, b in pairs:
+                out[combo_index(int(a), int(b))] = weight
+        return out
+    out = np.asarray(value, dtype=np.float64)
+    if out.shape != (len(COMBOS),):
+        raise ValueError(f"{what}: expected a range string, a dict or {len(COMBOS)} weights, "
+                         f"got an array of shape {out.shape}")
+    if not np.all(np.isfinite(out)) or out.min() < 0 or out.max() > 1:
+        raise ValueError(f"{what}: weights must be in [0, 1]")
+    return out
+
+
+@dataclass(frozen=True)
+class Spot:
+    """What a subgame is solved from. ``ranges[p]``: float64[1326] (player 0 out of position);
+    ``board``: 4 (turn) or 5 (river) card ints; ``pot`` in the middle; ``stack`` behind each."""
+
+    board: tuple
+    ranges: tuple
+    pot: float
+    stack: float
+    menu: tuple                 # (player 0's BetMenu, player 1's)
+    extra: dict = None          # {line: sizes} the menu lacks (see tree.build_tree)
+
+    @classmethod
+    def make(cls, board, oop, ip, pot, stack, menu=None, extra=None):
+        board = card_tuple(board, "board")
+        if len(board) not in (4, 5):
+            raise ValueError(f"a subgame's board has 4 cards (turn) or 5 (river), got "
+                             f"{len(board)}" + (f" ({describe_cards(board)})" if board else ""))
+        twice = repeated_card(board)
+        if twice:
+            raise ValueError(f"{twice} is on the board twice")
+        ranges = (range_weights(oop, "oop range"), range_weights(ip, "ip range"))
+        dead = np.zeros(52, dtype=bool)
+        dead[list(board)] = True
+        live = ~(dead[COMBOS[:, 0]] | dead[COMBOS[:, 1]])
+        ranges = tuple(np.where(live, r, 0.0) for r in ranges)
+        for name, r in zip(("oop", "ip"), ranges):
+            if not r.any():
+                raise ValueError(f"{name} range: no combo left with weight above 0 on "
+                                 f"{describe_cards(board)}")
+        if not float(pot) > 0 or not float(stack) >= 0:
+            raise ValueError(f"the pot must be above 0 and the stack 0 or more, got pot {pot}, "
+                             f"stack {stack}")
+        return cls(tuple(board), ranges, float(pot), float(stack), player_menus(menu), extra)
+
+    @property
+    def street(self):
+        return TURN if len(self.board) == 4 else RIVER
+
+
+def _strengths(board, cards):
+    """int32[n]: the 7-card rank of each hand (cards[n, 2]) with the 5-card ``board``."""
+    rows = np.empty((len(cards), 7), dtype=np.int64)
+    rows[:, :5] = board
+    rows[:, 5:] = cards
+    out = np.empty(len(cards), dtype=np.int32)
+    rank7_batch_kernel(rows, out)
+    return out
+
+
+class SubgameSolver:
+    """See the module docstring. ``threads`` run a turn spot's river subtrees in parallel."""
+
+    def __init__(self, spot, threads=1):
+        self.spot, self.threads = spot, max(1, int(threads))
+        deck = [c for c in range(52) if c not in spot.board]
+        self.river_cards = np.array(deck if spot.street == TURN else [], dtype=np.int64)
+        self.tree = build_tree(spot.pot, spot.stack, spot.street, spot.menu,
+                               len(self.river_cards), spot.extra)
+        self.combos = [np.flatnonzero(r > 0) for r in spot.ranges]
+        self.num_hands = np.array([len(c) for c in self.combos], dtype=np.int64)
+        self.max_hands = int(self.num_hands.max())
+        tree = self.tree
+        offsets = np.zeros(tree.num_nodes, dtype=np.int64)
+        total = 0
+        for n in np.flatnonzero(tree.kind == DECISION):
+            offsets[n] = total
+            total += int(tree.num_children[n]) * int(self.num_hands[tree.player[n]])
+        self._offsets, self._store_size = offsets, total
+        self.segment_roots = np.array(
+            [int(tree.first_child[c]) + k for c in tree.chance_nodes
+             for k in range(len(self.river_cards))], dtype=np.int64)
+        self.iterations = 0
+        self._allocated = False
+
+    # -- memory ---------------------------------------------------------------------------
+
+    def _depth(self):
+        depth, stack = 0, [(0, 1)]
+        while stack:
+            n, d = stack.pop()
+            depth = max(depth, d)
+            stack.extend((c, d + 1) for c in self.tree.children(n))
+        return depth + 1
+
+    def memory_bytes(self):
+        """Bytes :meth:`allocate` commits: regrets and strategy sums (float32, one per action,
+        decision and hand of the player to act), the turn's chance buffers, the boards' hand
+        orders and each thread's scratch."""
+        item = np.dtype(FLOAT).itemsize
+        h = self.max_hands
+        store = 2 * self._store_size * item
+        chance = (len(self.tree.chance_nodes) * 2 * h + len(self.segment_roots) * h) * item
+        boards = 2 * (1 + len(self.river_cards)) * h * 6 * 8
+        max_actions = int(self.tree.num_children[self.tree.kind == DECISION].max())
+        work = self._depth() * (2 + 1 + 2 * max_actions) * h * item
+        return store + chance + boards + work * (1 + self.threads)
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    def _hands(self):
+        h = self.max_hands
+        cards = np.zeros((2, h, 2), dtype=np.int64)
+        same = np.full((2, h), -1, dtype=np.int64)
+        for p in range(2):
+            cards[p, :self.num_hands[p]] = COMBOS[self.combos[p]]
+        for p in range(2):
+            where = {int(c): i for i, c in enumerate(self.combos[1 - p])}
+            for i, c in enumerate(self.combos[p]):
+                same[p, i] = where.get(int(c), -1)
+        return K.Hands(self.num_hands.copy(), cards, same)
+
+    def _boards(self, hands):
+        board = np.array(self.spot.board, dtype=np.int64)
+        variants = ([board] if self.spot.street == RIVER else
+                    [None] + [np.append(board, c) for c in self.river_cards])
+        shape = (2, len(variants), self.max_hands)
+        count = np.zeros(shape[:2], dtype=np.int64)
+        order, c0, c1, lo, hi, end = (np.zeros(shape, dtype=np.int64) for _ in range(6))
+        for b, full in enumerate(variants):
+            if full is None:
+                continue
+            ranked = []
+            for p in range(2):
+                cards = hands.cards[p, :self.num_hands[p]]
+                valid = np.flatnonzero(~np.isin(cards, full).any(axis=1))
+                s = _strengths(full, cards[valid])
+                sort = np.argsort(s, kind="stable")
+                ranked.append((valid[sort], s[sort]))
+            for p in range(2):
+                hand, s = ranked[p]
+                other = ranked[1 - p][1]
+                n = len(hand)
+                count[p, b] = n
+                order[p, b, :n] = hand
+                c0[p, b, :n] = hands.cards[p, hand, 0]
+                c1[p, b, :n] = hands.cards[p, hand, 1]
+                lo[p, b, :n] = np.searchsorted(other, s, side="left")
+                hi[p, b, :n] = np.searchsorted(other, s, side="right")
+                end[p, b, :n] = np.searchsorted(s, s, side="right")
+        return K.Boards(count, order, c0, c1, lo, hi, end)
+
+    def _work(self, depth, max_actions):
+        h = self.max_hands
+        return K.Work(np.zeros((depth, 2, h), FLOAT), np.zeros((depth, 2), np.int64),
+                      np.zeros((depth, h), FLOAT), np.zeros((depth, max_actions, h), FLOAT),
+                      np.zeros((depth, max_actions, h), FLOAT), np.zeros(depth, np.int64),
+                      np.zeros(depth, np.int64), np.zeros(52, np.float64),
+                      np.zeros(h, FLOAT))
+
+    def allocate(self):
+        """Commit the memory of :meth:`memory_bytes` (``solve`` calls it)."""
+        if self._allocated:
+            return
+        tree = self.tree
+        chance_id = np.full(tree.num_nodes, -1, dtype=np.int64)
+        chance_id[tree.chance_nodes] = np.arange(len(tree.chance_nodes))
+        self.kt = K.Tree(tree.kind, tree.player, tree.invest, tree.board, tree.first_child,
+                         tree.num_children, self._offsets, chance_id, self.spot.pot / 2)
+        self.hands = self._hands()
+        self.boards = self._boards(self.hands)
+        self.store = K.Store(np.zeros(self._store_size, FLOAT),
+                             np.zeros(self._store_size, FLOAT))
+        depth = self._depth()
+        max_actions = int(tree.num_children[tree.kind == DECISION].max())
+        self.works = [self._work(depth, max_actions) for _ in range(1 + self.threads)]
+        h = self.max_hands
+        num_cards = len(self.river_cards)
+        self.chance = K.Chance(np.zeros((max(1, len(tree.chance_nodes)), 2, h), FLOAT),
+                               np.zeros((max(1, len(self.segment_roots)), h), FLOAT),
+                               self.river_cards,
+                               1.0 / (num_cards - 4) if num_cards else 1.0)
+        self.init_reach = np.zeros((2, h), dtype=FLOAT)
+        for p in range(2):
+            self.init_reach[p, :self.num_hands[p]] = self.spot.ranges[p][self.combos[p]]
+        self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+        self._allocated = True
+
+    # -- traversals -----------------------------------------------------------------------
+
+    def _traverse(self, trav, mode, t=1):
+        """Values per hand of ``trav`` (float64[n]) at the root, after one traversal."""
+        args = (self.kt, self.hands, self.boards, self.store)
+        main = self.works[0]
+        main.reach[0] = self.init_reach
+        if len(self.segment_roots):
+            K.traverse(*args, main, self.chance, 0, trav, mode, K.CHANCE_RECORD, True, t)
+            step = self.threads
+            if self._pool is None:
+                K.traverse_segments(*args, self.works[1], self.chance, self.segment_roots, 0,
+                                    1, trav, mode, t)
+            else:
+                jobs = [self._pool.submit(K.traverse_segments, *args, self.works[1 + i],
+                                          self.chance, self.segment_roots, i, step, trav,
+                                          mode, t) for i in range(step)]
+                for job in jobs:
+                    job.result()
+            main.reach[0] = self.init_reach
+        K.traverse(*args, main, self.chance, 0, trav, mode, K.CHANCE_READ, False, t)
+        return main.cfv[0, :self.num_hands[trav]].astype(np.float64)
+
+    def _pairs(self):
+        """Sum over deals (two disjoint hands) of the product of the two ranges' weights."""
+        r0, r1 = (self.init_reach[p, :self.num_hands[p]].astype(np.float64) for p in (0, 1))
+        return float(r0 @ self._disjoint(0, r1))
+
+    def _disjoint(self, player, opp_reach):
+        """Per hand of ``player``: the other player's weight over hands sharing no card."""
+        out = np.zeros(self.max_hands, dtype=np.float64)
+        reach = np.zeros(self.max_hands, dtype=FLOAT)
+        reach[:len(opp_reach)] = opp_reach
+        K._fold_values(self.hands, player, reach, 1.0, self.works[0], out)
+        return out[:self.num_hands[player]]
+
+    def iterate(self, num=1):
+        """``num`` iterations of discounted CFR (one traversal per player each)."""
+        self.allocate()
+        for _ in range(num):
+            self.iterations += 1
+            for trav in (0, 1):
+                self._traverse(trav, K.CFR, self.iterations)
+
+    def best_response_values(self):
+        """(value of player 0's best response, of player 1's) against the other's average
+        strategy, in chips per deal."""
+        self.allocate()
+        pairs = self._pairs()
+        out = []
+        for p in (0, 1):
+            v = self._traverse(p, K.BEST_RESPONSE)
+            out.append(float(self.init_reach[p, :self.num_hands[p]] @ v) / pairs)
+        return tuple(out)
+
+    def exploitability(self):
+        """NashConv / 2 of the average strategies, in chips per deal (zero-sum payoffs:
+        each player stakes half the pot)."""
+        br0, br1 = self.best_response_values()
+        return (br0 + br1) / 2
+
+    def solve(self, target=0.3, max_iterations=1000, check_every=10, time_limit=None,
+              progress=None):
+        """Iterate until the exploitability is at most ``target`` % of the pot (checked every
+        ``check_every`` iterations), ``max_iterations`` or ``time_limit`` seconds. Calls
+        ``progress(iterations, exploitability_pct, seconds)`` at each check. Returns a
+        :class:`Solution`."""
+        self.allocate()
+        start = time.perf_counter()
+        expl = None
+        while self.iterations < max_iterations:
+            self.iterate(min(check_every, max_iterations - self.iterations))
+            expl = self.exploitability() / self.spot.pot * 100
+            elapsed = time.perf_counter() - start
+            if progress is not None:
+                progress(self.iterations, expl, elapsed)
+            if expl <= target or (time_limit is not None and elapsed >= time_limit):
+                break
+        if expl is None:
+            expl = self.exploitability() / self.spot.pot * 100
+        return Solution(self, expl, time.perf_counter() - start)
+
+    # -- results --------------------------------------------------------------------------
+
+    def strategy(self, node):
+        """float64[num_actions, 1326]: the average strategy at decision ``node`` per combo of
+        the player to act (0 for combos it does not hold)."""
+        tree = self.tree
+        if tree.kind[node] != DECISION:
+            raise ValueError(f"node {node} ({' '.join(tree.line(node)) or 'root'}) is not a "
+                             "decision")
+        q, na = int(tree.player[node]), int(tree.num_children[node])
+        n = int(self.num_hands[q])
+        out = np.zeros((na, n), dtype=FLOAT)
+        K._normalized(self.store.strategy_sum, self._offsets[node], na, n, out,
+                      np.zeros(n, FLOAT), False)
+        full = np.zeros((na, len(COMBOS)))
+        full[:, self.combos[q]] = out
+        return full
+
+    def values(self, player):
+        """float64[1326]: each combo's EV when both play the average strategy: its expected
+        share of the final pot minus what it puts in after the root (0 outside the range)."""
+        v = self._traverse(player, K.AVERAGE)
+        opp = self.init_reach[1 - player, :self.num_hands[1 - player]].astype(np.float64)
+        mass = self._disjoint(player, opp)
+        out = np.zeros(len(COMBOS))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ev = np.where(mass > 0, v / mass + self.spot.pot / 2, np.nan)
+        out[self.combos[player]] = ev
+        return out
+
+    def equity(self, player):
+        """float64[1326]: each combo's showdown equity against the other range (ties half),
+        over every river (turn spots)."""
+        opp = 1 - player
+        reach = np.zeros(self.max_hands, dtype=FLOAT)
+        reach[:self.num_hands[opp]] = self.init_reach[opp, :self.num_hands[opp]]
+        n = int(self.num_hands[player])
+        diff, total = np.zeros(n), np.zeros(n)
+        out = np.zeros(self.max_hands, dtype=np.float64)
+        cards = self.hands.cards
+        boards = range(1, len(self.river_cards) + 1) if len(self.river_cards) else [0]
+        for b in boards:
+            masked = reach.copy()
+            if b > 0:
+                card = self.river_cards[b - 1]
+                masked[(cards[opp, :, 0] == card) | (cards[opp, :, 1] == card)] = 0
+                mine_out = (cards[player, :n, 0] == card) | (cards[player, :n, 1] == card)
+            else:
+                mine_out = np.zeros(n, dtype=bool)
+            K._showdown_values(self.hands, self.boards, b, player, masked, 1.0, self.works[0],
+                               out)
+            diff += np.where(mine_out, 0, out[:n])
+            K._fold_values(self.hands, player, masked, 1.0, self.works[0], out)
+            total += np.where(mine_out, 0, out[:n])
+        result = np.full(len(COMBOS), np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result[self.combos[player]] = np.where(total > 0, (total + diff) / (2 * total),
+                                                   np.nan)
+        return result
+
+    def close(self):
+        if getattr(self, "_pool", None) is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
+@dataclass
+class Solution:
+    """A solved spot: ``solver`` holds the arrays; ``exploitability_pct`` of the pot."""
+
+    solver: SubgameSolver
+    exploitability_pct: float
+    seconds: float
+
+    @property
+    def iterations(self):
+        return self.solver.iterations
+
+    @property
+    def exploitability(self):
+        return self.exploitability_pct * self.solver.spot.pot / 100
+
+    def strategy(self, line=(), river_card=None):
+        """The average strategy after ``line`` (labels; see :mod:`holdem.subgame.tree`):
+        (labels, float64[num_actions, 1326])."""
+        tree = self.solver.tree
+        k = None
+        if river_card is not None:
+            k = int(np.flatnonzero(self.solver.river_cards == river_card)[0])
+        node = tree.find(tuple(line), k)
+        return tree.child_labels(node), self.solver.strategy(node)
+
+
+def combo_names(indices):
+    """Text of combos by :data:`COMBOS` index, higher card first (``"AsKh"``)."""
+    return [format_card(COMBOS[i, 1]) + format_card(COMBOS[i, 0]) for i in indices]
+
+
+__all__ = ["BetMenu", "COMBOS", "CHANCE", "Solution", "Spot", "SubgameSolver", "combo_index",
+           "combo_names", "range_weights"]
