@@ -58,9 +58,21 @@ def build_parser():
                         "hands drawn from it; next to the exact LBR over one run's checkpoints "
                         "it shows whether the abstraction is what makes LBR rise (default 0: "
                         "exact LBR)")
-    p.add_argument("--hands", type=int, default=100_000,
+    p.add_argument("--hands", type=int, default=None,
                    help="hands per match (and for --lbr), played as duplicate pairs "
-                        "(default 100000; --lbr says when too few give a useful interval)")
+                        "(default 100000, with --resolve 1000; --lbr says when too few give a "
+                        "useful interval)")
+    p.add_argument("--resolve", choices=("turn", "river"),
+                   help="--vs-checkpoint, --lbr: the checkpoint plays as a re-solving bot, its "
+                        "blueprint until this street and a subgame solved with exact cards "
+                        "from there (README: Solve a spot); prints its result and the "
+                        "blueprint alone's on the same deals and draws, and their difference. "
+                        "--lbr then takes the 3-4 settings (fc:3-4, fcpa:3-4, 56:3-4)")
+    p.add_argument("--resolve-target", type=float, default=0.5, metavar="PCT",
+                   help="--resolve: solve each subgame to this exploitability, %% of the pot "
+                        "(default 0.5)")
+    p.add_argument("--resolve-iterations", type=int, default=300, metavar="N",
+                   help="--resolve: at most N iterations per solve (default 300)")
     p.add_argument("--seed", type=int, default=0, help="seed for deals and action sampling")
     p.add_argument("--threads", type=int, default=1,
                    help="--lbr: threads to play the hands on (default 1)")
@@ -83,8 +95,17 @@ def main(argv=None):
             or args.lbr is not None):
         parser.error("choose what to evaluate: --exploitability, --value, --vs BOT, "
                      "--vs-checkpoint PATH or --lbr")
+    if args.hands is None:
+        args.hands = 1000 if args.resolve else 100_000
     if args.hands < 1:
         parser.error(f"--hands must be positive, got {args.hands}")
+    if args.resolve and (args.vs or not (args.vs_checkpoint or args.lbr is not None)):
+        parser.error("--resolve plays the re-solving bot against --vs-checkpoint PATH or "
+                     "--lbr (not against --vs bots)")
+    if args.resolve and args.history:
+        parser.error("--history is not written for --resolve matches")
+    if not args.resolve_target > 0 or args.resolve_iterations < 1:
+        parser.error("--resolve-target must be above 0 and --resolve-iterations positive")
     if args.threads < 1:
         parser.error(f"--threads must be positive, got {args.threads}")
     if args.lbr_bucket_samples < 0:
@@ -126,6 +147,8 @@ def main(argv=None):
     seconds = (COMPILE_SECONDS["load"] + COMPILE_SECONDS["vs"] * plays
                + COMPILE_SECONDS["lbr"] * lbr)
     with compile_notice(seconds):
+        if args.resolve:
+            return _resolve(args)
         if plays or lbr:
             return _play(args)
         return _exact(args)
@@ -226,6 +249,47 @@ def _play(args):
         measured[str(setting)] = result
     if args.paper:
         print(_paper_table(measured, bp))
+    return 0
+
+
+def _resolve(args):
+    from holdem.analysis.blueprint import Blueprint
+    from holdem.config import ConfigError
+    from holdem.games import LINES
+    from holdem.subgame.lbr import resolve_lbr
+    from holdem.subgame.match import resolve_match
+
+    bp = Blueprint.load(args.checkpoint)
+    opponent = Blueprint.load(args.vs_checkpoint) if args.vs_checkpoint else bp
+    for b in (bp, opponent):
+        if not b.game.supports(LINES):
+            raise ConfigError(f"{b.checkpoint.path}: --resolve needs heads-up No-Limit Hold'em")
+    print(f"checkpoint: {bp.checkpoint.path} (re-solving the {args.resolve} on)")
+    print(f"iterations: {bp.metadata['iterations']}")
+    deals = max(1, args.hands // 2)
+    every = max(1, deals // 10)
+
+    def progress(done, total, seconds):
+        if done % every == 0 or done == total:
+            print(f"  {2 * done}/{2 * total} hands, {seconds:.0f} s", file=sys.stderr,
+                  flush=True)
+
+    options = dict(street=args.resolve, deals=deals, seed=args.seed,
+                   stack=bp.game.rules.table.stack, target=args.resolve_target,
+                   max_iterations=args.resolve_iterations, threads=args.threads,
+                   progress=progress)
+    if args.vs_checkpoint:
+        result = resolve_match(bp, opponent, **options)
+        name = opponent.checkpoint.path
+        print(f"vs {name}: {result.line()}")
+        print(f"vs {name} speed: {result.hands / result.seconds:.1f} hands/s "
+              f"({result.seconds:.1f} s)")
+    for setting in args.lbr or []:
+        try:
+            result = resolve_lbr(bp, setting, **options)
+        except ValueError as exc:
+            raise ConfigError(f"--lbr {setting} with --resolve: {exc}") from None
+        print(f"lbr {setting} {result.line()[5:]}")
     return 0
 
 

@@ -107,9 +107,10 @@ class PlaySession:
     ``input``/``print`` by default."""
 
     def __init__(self, bp, *, seed, stack, big_blind, show_probs=False, read=input,
-                 write=print, history=None):
+                 write=print, history=None, resolve=None):
         """``history``: a :class:`holdem.analysis.hand_history.HistoryFile` that every finished
-        hand is added to."""
+        hand is added to; ``resolve``: "turn" or "river" for a bot that solves the rest of the
+        hand from that street (:class:`holdem.subgame.resolving.ResolvingBot`)."""
         from holdem.cards import format_cards
 
         self.bp, self.bb, self.show_probs = bp, big_blind, show_probs
@@ -117,7 +118,13 @@ class PlaySession:
         self.config = real_table(bp, stack, big_blind)
         deal_seed, bot_seed = np.random.SeedSequence(seed).spawn(2)
         self.deal_rng = np.random.default_rng(deal_seed)
-        self.bot = BlueprintBot(bp, big_blind, np.random.default_rng(bot_seed))
+        if resolve:
+            from holdem.subgame.resolving import ResolvingBot
+
+            self.bot = ResolvingBot(bp, big_blind, np.random.default_rng(bot_seed),
+                                    street=resolve)
+        else:
+            self.bot = BlueprintBot(bp, big_blind, np.random.default_rng(bot_seed))
         self.total, self.hands = 0, 0
         self.history = history
 
@@ -154,7 +161,7 @@ class PlaySession:
                 decision = self.bot.decide(state)
                 if decision.note:
                     self.write(f"  ({decision.note})")
-                elif self.show_probs:
+                if self.show_probs and decision.probs:
                     mix = "  ".join(f"{a} {100 * p:.1f}%" for a, p in decision.probs.items())
                     self.write(f"  bot strategy at [{' '.join(decision.labels) or 'root'}]: "
                                f"{mix} -> {decision.label}")
@@ -254,6 +261,11 @@ def build_parser():
                    help="starting stack of each player every hand, in big blinds (default 100)")
     p.add_argument("--big-blind", type=non_negative_int, default=100,
                    help="big blind in chips (default 100; amounts you type are chips)")
+    p.add_argument("--resolve", choices=("turn", "river"),
+                   help="the bot plays its blueprint until this street, then solves the rest "
+                        "of the hand with exact cards from both players' ranges, re-solving "
+                        "when you bet a size its tree lacks (README: Solve a spot); a river "
+                        "solve takes a fraction of a second, a turn solve several seconds")
     p.add_argument("--history", metavar="FILE",
                    help="write every finished hand (both players' cards, the board, actions, "
                         "final stacks) to FILE in the Poker Hand History format, one table per "
@@ -312,7 +324,8 @@ def main(argv=None):
         print(f"note: the blueprint was trained with {tree_stack:g} bb stacks, this game uses "
               f"{args.stack:g} bb")
     PlaySession(bp, seed=seed, stack=stack, big_blind=args.big_blind,
-                show_probs=args.show_probs, read=read, history=history).play(args.hands)
+                show_probs=args.show_probs, read=read, history=history,
+                resolve=args.resolve).play(args.hands)
     if history is not None:
         plural = "" if len(history.hands) == 1 else "s"
         print(f"Hand history: {len(history.hands)} hand{plural} in {history.path} (PHH)")

@@ -1,0 +1,236 @@
+"""Local best response against the re-solving bot, hand by hand in Python.
+
+The LBR of :mod:`holdem.analysis.lbr_kernels` runs in numba over the blueprint's arrays; a bot
+that solves subgames as it plays cannot run there. This is the same LBR (Lisý & Bowling 2017,
+the decision rule of :mod:`holdem.analysis.lbr_kernels`) played against any bot that says what
+it does with every combo (:meth:`ResolvingBot.policy`), on the real rules engine:
+
+- LBR keeps the bot's range (1,326 weights) by Bayes' rule: each bot action multiplies it by
+  the probability, per combo, of the real action seen (labels that give the same real action
+  add up).
+- Before ``first_round`` (the turn, for the published ``3-4`` settings) LBR checks or calls.
+  From there it takes the action of its set with the highest expected chips, assuming the hand
+  is then checked down: fold ``-contrib[LBR]``; check or call ``WP x pot' - contrib'[LBR]``; a
+  bet or raise ``fp x contrib[bot] + (1 - fp) (WP' x pot'' - contrib''[LBR])``, where ``fp`` is
+  the bot's fold probability over its range *as it answers that real size* (the re-solving bot
+  re-solves with it when its tree lacks it) and ``WP'`` uses the range weighted by the
+  probability of calling.
+- Equity: LBR's share of the pot against each combo over every board completion (exact).
+- Every deal is played twice, LBR in each seat with the same cards (a duplicate pair).
+
+Only the settings that act from the turn on (``fc:3-4``, ``fcpa:3-4``, ``56:3-4``): acting
+preflop with a re-solving bot is the blueprint's LBR.
+"""
+
+import copy
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from holdem.analysis.bot import real_table
+from holdem.evaluator.kernels import rank7_batch_kernel
+from holdem.games.nlhe.records import Action, ActionKind
+from holdem.games.nlhe.rules import HandState
+from holdem.subgame.match import _mean_ci
+from holdem.subgame.resolving import ResolvingBot
+from holdem.subgame.solver import COMBOS
+
+BIG_BLIND = 100
+
+
+def equity_vector(hole, board):
+    """float64[1326]: LBR's share of the pot (ties half) with ``hole`` against each combo over
+    every completion of ``board`` (4 or 5 cards); 0 for combos that share a card."""
+    dead = set(hole) | set(board)
+    blocked = np.array([a in dead or b in dead for a, b in COMBOS.tolist()])
+    runouts = [()] if len(board) == 5 else [(c,) for c in range(52) if c not in dead]
+    score = np.zeros(len(COMBOS))
+    count = np.zeros(len(COMBOS))
+    rows = np.empty((len(COMBOS), 7), dtype=np.int64)
+    ranks = np.empty(len(COMBOS), dtype=np.int32)
+    mine = np.empty((1, 7), dtype=np.int64)
+    my_rank = np.empty(1, dtype=np.int32)
+    for extra in runouts:
+        full = list(board) + list(extra)
+        live = ~blocked & ~np.isin(COMBOS, extra).any(axis=1)
+        rows[:, :5] = full
+        rows[:, 5:] = COMBOS
+        rows[~live, 5:] = [c for c in range(52) if c not in full][:2]   # any legal filler
+        rank7_batch_kernel(rows, ranks)
+        mine[0, :5] = full
+        mine[0, 5:] = hole
+        rank7_batch_kernel(mine, my_rank)
+        score += live * ((my_rank[0] > ranks) + 0.5 * (my_rank[0] == ranks))
+        count += live
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, score / count, 0.0)
+
+
+def _candidates(state, fractions, all_in):
+    """LBR's real actions at ``state``: fold (when facing a bet), check or call, then bets or
+    raises to the pot fractions (of the pot after calling, whole chips, at least the minimum
+    raise) and all-in."""
+    legal = state.legal_actions()
+    out = []
+    if ActionKind.FOLD in legal:
+        out.append(Action.fold())
+    out.append(Action.check() if ActionKind.CHECK in legal else Action.call())
+    if legal.min_to == 0:
+        return out
+    kind = ActionKind.BET if ActionKind.BET in legal else ActionKind.RAISE
+    me = state.to_act
+    to_call = state.bet_to - state.street_commitments[me]
+    seen = set()
+    for f in fractions:
+        to = round(state.bet_to + f * (state.pot_total + to_call))
+        to = max(to, legal.min_to)
+        if to >= legal.max_to:
+            continue
+        if to not in seen:
+            seen.add(to)
+            out.append(Action(kind, to))
+    if all_in:
+        out.append(Action(kind, legal.max_to))
+    return out
+
+
+def _value_after(state, action, lbr, belief, equity):
+    """LBR's expected chips (from the start of the hand) for ``action`` under LBR's
+    assumptions; ``belief`` the bot's range."""
+    after = copy.deepcopy(state)
+    after.apply(action)
+    bot = 1 - lbr
+    contrib = after.total_commitments
+    mass = belief.sum()
+    wp = float(belief @ equity / mass) if mass > 0 else 0.5
+    if after.is_terminal:
+        return float(after.payoffs()[lbr]), None
+    if after.to_act != bot:
+        return wp * sum(contrib) - contrib[lbr], None
+    return None, after
+
+
+def _expected_raise(after, lbr, belief, equity, policy):
+    labels, actions, probs = policy
+    bot = 1 - lbr
+    contrib = after.total_commitments
+    fold = np.zeros(len(COMBOS))
+    call = np.zeros(len(COMBOS))
+    for action, p in zip(actions, probs):
+        if action.kind == ActionKind.FOLD:
+            fold += p
+        elif action.kind in (ActionKind.CALL, ActionKind.CHECK):
+            call += p
+    mass = belief.sum()
+    fp = float(belief @ fold / mass) if mass > 0 else 0.0
+    called = belief * call
+    wp = float(called @ equity / called.sum()) if called.sum() > 0 else 0.5
+    cover = min(contrib[lbr], contrib[bot] + after.stacks[bot])
+    return fp * contrib[bot] + (1 - fp) * (wp * 2 * cover - cover)
+
+
+def lbr_hand(state, lbr, bot, fractions, all_in, first_round, stats):
+    """Play one hand: LBR in seat ``lbr`` against ``bot`` (a ResolvingBot); LBR's chips."""
+    belief = np.ones(len(COMBOS))
+    mine = set(state.hole_cards[lbr])
+    belief[[a in mine or b in mine for a, b in COMBOS.tolist()]] = 0.0
+    equity_cache = {}
+    while not state.is_terminal:
+        if state.to_act != lbr:
+            labels, actions, probs = bot.policy(state)
+            decision = bot.decide(state)
+            seen = np.zeros(len(COMBOS))
+            for action, p in zip(actions, probs):
+                if action == decision.action:
+                    seen += p
+            if (belief * seen).sum() > 0:
+                belief *= seen
+            state.apply(decision.action)
+            continue
+        if int(state.street) < first_round:
+            legal = state.legal_actions()
+            state.apply(Action.check() if ActionKind.CHECK in legal else Action.call())
+            continue
+        board = state.board
+        dead = set(board)
+        belief[[a in dead or b in dead for a, b in COMBOS.tolist()]] = 0.0
+        key = len(board)
+        if key not in equity_cache:
+            equity_cache[key] = equity_vector(state.hole_cards[lbr], board)
+        equity = equity_cache[key]
+        best, best_value = None, -np.inf
+        for action in _candidates(state, fractions, all_in):
+            value, after = _value_after(state, action, lbr, belief, equity)
+            if after is not None:
+                value = _expected_raise(after, lbr, belief, equity, bot.policy(after))
+            if value > best_value + 1e-9:
+                best, best_value = action, value
+        stats["decisions"] += 1
+        stats["raises"] += best.kind in (ActionKind.BET, ActionKind.RAISE)
+        state.apply(best)
+    return state.payoffs()[lbr]
+
+
+@dataclass
+class ResolveLbrResult:
+    """LBR against the re-solving bot and, on the same deals and draws, against its blueprint
+    alone (mbb/hand, 95% CI half-widths), and their deal-by-deal difference."""
+
+    mbb_per_hand: float
+    ci95: float
+    blueprint_mbb: float
+    blueprint_ci95: float
+    difference: float
+    difference_ci95: float
+    hands: int                  # hands against each bot (two per duplicate deal)
+    solves: int
+    seconds: float              # both matches
+
+    def line(self):
+        return (f"lbr: {self.mbb_per_hand:.0f} ± {self.ci95:.0f} mbb/hand against the "
+                f"re-solving bot, {self.blueprint_mbb:.0f} ± {self.blueprint_ci95:.0f} against "
+                f"its blueprint alone, difference {self.difference:.0f} ± "
+                f"{self.difference_ci95:.0f} (95% CI, {self.hands} hands each, {self.solves} "
+                f"solves, {2 * self.hands / self.seconds:.1f} hands/s)")
+
+
+def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, target=0.5,
+                max_iterations=300, menu=None, threads=1, progress=None):
+    """LBR with ``setting`` (an :class:`holdem.analysis.lbr.LbrSetting` acting from the turn)
+    against ``bp`` re-solving from ``street``, and against ``bp`` alone on the same deals, the
+    bot drawing from the same stream (so both play alike until the re-solved street)."""
+    from holdem.analysis.lbr import ROUNDS
+
+    first_round = ROUNDS[setting.rounds]
+    if first_round < 2 or setting.actions == "abstract":
+        raise ValueError(f"LBR against a re-solving bot acts from the turn on with fc, fcpa or "
+                         f"56 (3-4 settings), not {setting}")
+    fractions = tuple(float(f) for f in setting.fractions)
+    table = real_table(bp, round(stack * BIG_BLIND), BIG_BLIND)
+    to_mbb = 1000.0 / BIG_BLIND
+    resolved, alone, solves = [], [], 0
+    stats = {"decisions": 0, "raises": 0}
+    start = time.perf_counter()
+    for i, ss in enumerate(np.random.SeedSequence(seed).spawn(deals)):
+        deal_seed, *bot_seeds = ss.generate_state(3)
+        cards = HandState(table, rng=np.random.default_rng(deal_seed))
+        totals = [0.0, 0.0]
+        for lbr in (0, 1):
+            for k, bot_street in enumerate((street, 4)):      # 4: never re-solves
+                bot = ResolvingBot(bp, BIG_BLIND, np.random.default_rng(bot_seeds[lbr]),
+                                   street=bot_street, target=target,
+                                   max_iterations=max_iterations, menu=menu, threads=threads)
+                state = HandState(table, hole_cards=cards.hole_cards, board=cards.full_board)
+                totals[k] += lbr_hand(state, lbr, bot, fractions, setting.bet_allin,
+                                      first_round, stats) * to_mbb
+                solves += bot.solves
+        resolved.append(totals[0] / 2)
+        alone.append(totals[1] / 2)
+        if progress is not None:
+            progress(i + 1, deals, time.perf_counter() - start)
+    mean, ci = _mean_ci(resolved)
+    bmean, bci = _mean_ci(alone)
+    dmean, dci = _mean_ci(np.array(resolved) - np.array(alone))
+    return ResolveLbrResult(mean, ci, bmean, bci, dmean, dci, 2 * deals, solves,
+                            time.perf_counter() - start)

@@ -1,0 +1,256 @@
+"""A bot that plays its blueprint until the turn or the river, then solves the rest of the hand
+with exact cards: what Libratus and Pluribus do, here in its plainest form.
+
+At the first decision of a street from ``street`` on (``RIVER`` or ``TURN``), the bot builds a
+:class:`holdem.subgame.Spot` from the real hand -- the pot and effective stack at the start of
+the street in real chips, the board -- and both players' ranges there: the blueprint's
+(:meth:`Blueprint.range` at the abstract line the bot's translation reads) on the first solved
+street, and on a later street the previous solution's (each range times the solved strategy of
+its player along the street's real line). It solves the street (a turn subgame covers every
+river), plays its combo's strategy at the real line, and re-solves the street, with the real
+size added to the tree, when the opponent bets or raises an amount the tree lacks.
+
+Safety: this is *unsafe* re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017 call it
+"unsafe subgame solving"): the opponent's range is taken from the model (the blueprint, then the
+solution) and nothing keeps the opponent from doing better against the new strategy than it
+did against the blueprint. It is the cheapest technique and what the measurements in README
+(Solve a spot: re-solving bot) are for; where a range is empty (an opponent who took an action
+the model gives no weight) the bot falls back to the blueprint.
+"""
+
+import numpy as np
+
+from holdem.analysis.bot import BlueprintBot, Decision, bot_action, real_line
+from holdem.games.nlhe.records import ActionKind
+from holdem.subgame.solver import COMBOS, Spot, SubgameSolver, combo_index
+from holdem.subgame.tree import CHANCE, RIVER, TURN, BetMenu
+
+STREETS = {"turn": TURN, "river": RIVER}
+
+
+def street_labels(state, street):
+    """The real decisions on ``street`` as subgame labels (chips in on the street)."""
+    out = []
+    for rec in state.actions:
+        if int(rec.street) != street:
+            continue
+        if rec.kind == ActionKind.FOLD:
+            out.append("f")
+        elif rec.kind == ActionKind.CHECK:
+            out.append("x")
+        elif rec.kind == ActionKind.CALL:
+            out.append("c")
+        elif rec.is_all_in:
+            out.append("a")
+        else:
+            out.append(("b" if rec.kind == ActionKind.BET else "r") + f"{rec.amount:g}")
+    return out
+
+
+def _amount(label):
+    return float(label[1:]) if label[:1] in ("b", "r") else None
+
+
+class ResolvingBot:
+    """Plays like :class:`BlueprintBot` before ``street`` and solves from there (module
+    docstring). ``target``: exploitability to solve to, % of the pot; ``max_iterations`` caps a
+    solve; ``menu``: the subgame's bet sizes (default: the blueprint's default sizes);
+    ``min_weight``: combos under this share of their range's largest weight are left out."""
+
+    def __init__(self, bp, big_blind, rng, street=RIVER, target=0.5, max_iterations=300,
+                 menu=None, threads=1, min_weight=1e-3):
+        self.blueprint = BlueprintBot(bp, big_blind, rng)
+        self.bp, self.big_blind, self.rng = bp, big_blind, rng
+        self.street = STREETS.get(street, street)
+        self.target, self.max_iterations = target, max_iterations
+        self.menu = menu if menu is not None else BetMenu()
+        self.threads, self.min_weight = threads, min_weight
+        self.solves = 0                  # subgames solved so far (re-solves included)
+        self._hand = None
+        self._game = None                # (street, solver, extra sizes) of the current street
+
+    # -- ranges ---------------------------------------------------------------------------
+
+    def _blueprint_ranges(self, state, street):
+        """(oop, ip) float64[1326] ranges at the start of ``street`` from the blueprint, or
+        None when the abstract line does not reach a decision there."""
+        prefix = [a for a, rec in zip(real_line(state), state.actions) if int(rec.street) < street]
+        try:
+            labels, _ = self.bp.translate_line(
+                prefix, self.big_blind, rng=np.random.default_rng(self.blueprint._hand_seed))
+            node_range = self.bp.range(labels, state.board[:street + 2])
+        except ValueError:
+            return None
+        out = []
+        for seat in (1, 0):              # subgame player 0 (out of position) = big blind
+            weights = np.zeros(len(COMBOS))
+            for (a, b), r in zip(node_range.combos.tolist(), node_range.reach[seat]):
+                weights[combo_index(a, b)] = r
+            out.append(weights)
+        return out
+
+    def _solution_ranges(self, previous, state, street):
+        """Ranges at the start of ``street`` from the previous street's solution: each player's
+        range times its solved strategy along the real line of that street."""
+        solver = previous
+        line = street_labels(state, street - 1)
+        river_card = state.board[4]
+        ranges = [solver.spot.ranges[p].copy() for p in (0, 1)]
+        node = 0
+        tree = solver.tree
+        for label in line:
+            labels = tree.child_labels(node)
+            if label not in labels:
+                return None
+            p = int(tree.player[node])
+            ranges[p] *= solver.strategy(node)[labels.index(label)]
+            node = int(tree.first_child[node]) + labels.index(label)
+        if tree.kind[node] == CHANCE:
+            dead = (COMBOS == river_card).any(axis=1)
+            for r in ranges:
+                r[dead] = 0.0
+        return ranges
+
+    def _trim(self, ranges, state):
+        """Drop the combos whose weight is under ``min_weight`` of their range's largest (they
+        barely move the solution and cost as much as any other), keeping the bot's own combo
+        (which the solution must give a strategy)."""
+        out = []
+        for r in ranges:
+            r = r.copy()
+            r[r < self.min_weight * r.max()] = 0.0
+            out.append(r)
+        me = 0 if state.to_act == 1 else 1           # the bot: its subgame player
+        combo = combo_index(*state.hole_cards[state.to_act])
+        if out[me][combo] == 0:
+            out[me][combo] = max(ranges[me][combo], self.min_weight * ranges[me].max())
+        return out
+
+    # -- solving --------------------------------------------------------------------------
+
+    def _spot(self, state, street, ranges, extra):
+        pot = state.pot_total - sum(state.street_commitments)
+        stack = min(s + c for s, c in zip(state.stacks, state.street_commitments))
+        return Spot.make(state.board[:street + 2], ranges[0], ranges[1], pot=pot, stack=stack,
+                         menu=self.menu, extra=extra)
+
+    def _solve(self, state, street, ranges, extra):
+        solver = SubgameSolver(self._spot(state, street, ranges, extra), threads=self.threads)
+        solver.solve(target=self.target, max_iterations=self.max_iterations)
+        solver.close()
+        self.solves += 1
+        return solver
+
+    def _street_game(self, state):
+        """The solver of the current street (solving or re-solving it when needed), or None
+        where the bot falls back to the blueprint."""
+        street = int(state.street)
+        hand = (state.hole_cards, state.full_board)      # copies of a hand are the same hand
+        if hand != self._hand:
+            self._hand, self._game, self._ranges = hand, None, {}
+        if self._game is None or self._game[0] != street:
+            if street == self.street:
+                ranges = self._blueprint_ranges(state, street)
+            elif self._game is not None and self._game[0] == street - 1:
+                ranges = self._solution_ranges(self._game[1], state, street)
+            else:
+                ranges = None
+            if ranges is None or not all(r.any() for r in ranges):
+                self._game = (street, None, {})
+                return None
+            ranges = self._trim(ranges, state)
+            self._ranges[street] = ranges
+            self._game = (street, self._solve(state, street, ranges, {}), {})
+        street_, solver, extra = self._game
+        if solver is None:
+            return None
+        line = street_labels(state, street)
+        try:
+            solver.tree.find(tuple(line))
+        except KeyError:
+            for i, label in enumerate(line):      # every real size the tree lacks
+                if _amount(label) is not None:
+                    extra.setdefault(tuple(line[:i]), set()).add(_amount(label))
+            try:
+                solver = self._solve(state, street, self._ranges[street], extra)
+                solver.tree.find(tuple(line))
+            except (KeyError, ValueError):
+                self._game = (street, None, {})
+                return None
+            self._game = (street, solver, extra)
+        return solver
+
+    def translate(self, state):
+        """The blueprint's reading of the hand (:meth:`BlueprintBot.translate`)."""
+        return self.blueprint.translate(state)
+
+    def reading(self, state):
+        """How the bot reads the last bet: the blueprint's translation before the re-solved
+        streets; None from there (the subgame holds the real size)."""
+        if int(state.street) >= self.street:
+            return None
+        return self.blueprint.reading(state)
+
+    def _blueprint_policy(self, state):
+        """(labels, actions, probs) of the blueprint for every combo (see :meth:`policy`)."""
+        bp, tree, rules = self.bp, self.bp.game.tree, self.bp.game.rules
+        me, legal = state.to_act, state.legal_actions()
+        try:
+            labels, _ = self.blueprint.translate(state)
+            node = bp.node_of(labels)
+            if (tree.kind[node] != 0 or tree.player[node] != me
+                    or tree.street[node] != int(state.street)):
+                raise ValueError("off the tree")
+            node_range = bp.range(labels, state.board)
+        except ValueError:
+            return ["c"], [bot_action("c", legal)], np.ones((1, len(COMBOS)))
+        c0 = int(tree.child_start[node])
+        actions = [bot_action(label, legal, round(rules.raise_to[c0 + a] * self.blueprint.scale))
+                   for a, label in enumerate(node_range.actions)]
+        probs = np.zeros((len(actions), len(COMBOS)))
+        index = [combo_index(a, b) for a, b in node_range.combos.tolist()]
+        probs[:, index] = node_range.mix.T
+        return list(node_range.actions), actions, probs
+
+    def policy(self, state):
+        """What the seat to act of ``state`` does with every combo: (labels, real actions,
+        float64[num_actions, 1326] probabilities), from the blueprint before the re-solved
+        streets and from the solution after (solving when needed). What a best response to the
+        bot (:mod:`holdem.subgame.lbr`) reads; :meth:`decide` samples its own combo's column."""
+        if int(state.street) < self.street:
+            return self._blueprint_policy(state)
+        try:
+            self.blueprint.translate(state)       # keeps the hand's translation seed
+        except ValueError:
+            pass                                  # the real line left the blueprint's tree
+        solver = self._street_game(state)
+        if solver is None:
+            return self._blueprint_policy(state)
+        line = tuple(street_labels(state, int(state.street)))
+        node = solver.tree.find(line)
+        labels = solver.tree.child_labels(node)
+        legal = state.legal_actions()
+        actions = []
+        for label in labels:
+            raise_to = _amount(label)       # chips in on the street: the real "raise to"
+            kind = "c" if label in ("x", "c") else label[0] if label in ("f", "a") else "r"
+            actions.append(bot_action(kind, legal, 0 if raise_to is None else round(raise_to)))
+        self._last_iterations = solver.iterations
+        return list(labels), actions, solver.strategy(node)
+
+    def decide(self, state):
+        """The bot's :class:`Decision` for the seat to act of ``state``."""
+        if int(state.street) < self.street:
+            return self.blueprint.decide(state)
+        labels, actions, probs = self.policy(state)
+        if len(labels) == 1 and int(state.street) >= self.street and self._game[1] is None:
+            decision = self.blueprint.decide(state)
+            decision.note = "re-solving: no range to solve from; the blueprint plays"
+            return decision
+        mix = probs[:, combo_index(*state.hole_cards[state.to_act])]
+        if not mix.sum() > 0:
+            mix = np.full(len(labels), 1.0 / len(labels))
+        index = int(self.rng.choice(len(labels), p=mix / mix.sum()))
+        line = street_labels(state, int(state.street))
+        return Decision(actions[index], line, dict(zip(labels, mix.tolist())), labels[index],
+                        note=f"re-solved ({self._last_iterations} iterations)")

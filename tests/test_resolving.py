@@ -1,0 +1,140 @@
+"""The re-solving bot, its match against a blueprint and LBR against it (holdem.subgame.resolving,
+.match, .lbr), on the session's barely trained heads-up blueprint."""
+
+import numpy as np
+import pytest
+
+import holdem
+from holdem.analysis.bot import BlueprintBot, real_table
+from holdem.analysis.lbr import LbrSetting
+from holdem.cards import parse
+from holdem.games.nlhe.records import Action, ActionKind
+from holdem.games.nlhe.rules import HandState
+from holdem.subgame.lbr import equity_vector, lbr_hand, resolve_lbr
+from holdem.subgame.match import resolve_match
+from holdem.subgame.resolving import ResolvingBot, street_labels
+from holdem.subgame.solver import COMBOS, combo_index
+
+
+@pytest.fixture(scope="module")
+def bp(hunl_run):
+    return holdem.Blueprint.load(hunl_run)
+
+
+def _river_state(bp, bets=()):
+    """A hand checked down to the river, then ``bets`` (Actions) there."""
+    table = real_table(bp, 10_000, 100)
+    state = HandState(table, hole_cards=[parse("As Kd"), parse("7c 7d")],
+                      board=parse("2h 9s Tc 4d Qh"))
+    state.apply(Action.call())
+    state.apply(Action.check())
+    while int(state.street) < 3:
+        state.apply(Action.check())
+    for action in bets:
+        state.apply(action)
+    return state
+
+
+def test_street_labels_name_real_chips_on_the_street(bp):
+    state = _river_state(bp, [Action(ActionKind.BET, 150), Action(ActionKind.RAISE, 600)])
+    assert street_labels(state, 3) == ["b150", "r600"]
+    assert street_labels(state, 2) == ["x", "x"]
+    state.apply(Action(ActionKind.RAISE, state.legal_actions().max_to))
+    assert street_labels(state, 3)[-1] == "a"
+
+
+def test_the_policy_is_a_strategy_for_every_combo_in_range(bp):
+    bot = ResolvingBot(bp, 100, np.random.default_rng(0), street="river", target=2.0,
+                       max_iterations=100)
+    state = _river_state(bp)
+    labels, actions, probs = bot.policy(state)
+    assert bot.solves == 1
+    assert labels[0] == "x" and actions[0] == Action.check()
+    held = probs.sum(axis=0) > 0
+    assert held[combo_index(*state.hole_cards[state.to_act])]
+    np.testing.assert_allclose(probs[:, held].sum(axis=0), 1.0, atol=1e-5)
+    assert not held[[a in state.board or b in state.board for a, b in COMBOS.tolist()]].any()
+    decision = bot.decide(state)
+    assert decision.action in actions and "re-solved" in decision.note
+    assert bot.solves == 1                      # the solution is kept for the street
+
+
+def test_a_size_the_tree_lacks_is_re_solved_with_that_size(bp):
+    bot = ResolvingBot(bp, 100, np.random.default_rng(0), street="river", target=2.0,
+                       max_iterations=60)
+    state = _river_state(bp, [Action(ActionKind.BET, 137)])   # 0.685 x pot: not in the menu
+    labels, actions, probs = bot.policy(state)
+    assert bot.solves == 2                      # solved once, then again with 137 added
+    assert labels[:2] == ["f", "c"]
+    assert "b137" in bot._game[1].tree.child_labels(0)
+
+
+def test_a_resolving_bot_that_never_resolves_plays_as_its_blueprint(bp):
+    """Street 4 (never): the match's two versions play alike on every deal and draw, so the
+    pairing leaves exactly nothing."""
+    result = resolve_match(bp, bp, street=4, deals=6, seed=3)
+    assert result.difference == 0.0 and result.difference_ci95 == 0.0
+    assert result.solves == 0
+
+
+def test_resolve_match_plays_river_subgames(bp):
+    result = resolve_match(bp, bp, street="river", deals=30, seed=1, target=2.0,
+                           max_iterations=60)
+    assert result.hands == 60 and result.solves > 0
+    assert np.isfinite(result.mbb_per_hand)
+
+
+class _FoldBot:
+    """Folds whenever it faces a bet, checks otherwise: what LBR must beat by 750."""
+
+    solves = 0
+
+    def policy(self, state):
+        legal = state.legal_actions()
+        action = Action.fold() if ActionKind.FOLD in legal else Action.check()
+        return ["f"], [action], np.ones((1, len(COMBOS)))
+
+    def decide(self, state):
+        from holdem.analysis.bot import Decision
+
+        return Decision(self.policy(state)[1][0])
+
+
+@pytest.mark.parametrize("setting", ["fcpa:3-4", "56:3-4"])
+def test_lbr_beats_an_always_fold_bot_by_exactly_750(bp, setting):
+    from holdem.analysis.lbr import ROUNDS
+
+    s = LbrSetting.parse(setting)
+    table = real_table(bp, 10_000, 100)
+    rng = np.random.default_rng(5)
+    total = 0
+    for _ in range(3):
+        cards = HandState(table, rng=rng)
+        for seat in (0, 1):
+            state = HandState(table, hole_cards=cards.hole_cards, board=cards.full_board)
+            total += lbr_hand(state, seat, _FoldBot(), s.fractions, s.bet_allin,
+                              ROUNDS[s.rounds], {"decisions": 0, "raises": 0})
+    assert total / 6 * 10 == 750.0          # chips per hand -> mbb (big blind 100 chips)
+
+
+def test_lbr_against_a_bot_that_never_resolves_pairs_exactly(bp):
+    result = resolve_lbr(bp, LbrSetting.parse("fcpa:3-4"), street=4, deals=3, seed=2)
+    assert result.difference == 0.0 and result.mbb_per_hand == result.blueprint_mbb
+
+
+def test_lbr_refuses_settings_that_act_before_the_turn(bp):
+    with pytest.raises(ValueError, match="3-4"):
+        resolve_lbr(bp, LbrSetting.parse("fcpa:1-4"), deals=1)
+
+
+def test_equity_vector_counts_every_river_and_ties_half():
+    board = parse("2c 2d 2h 2s")                # quads on board: every 5-card hand plays
+    eq = equity_vector(tuple(parse("3c 4d")), tuple(board))
+    live = eq > 0
+    # against any hand the board plays for both: ties unless a kicker decides
+    assert np.all((eq[live] >= 0) & (eq[live] <= 1))
+    river = equity_vector(tuple(parse("Ac Ad")), tuple(parse("2c 2d 2h 2s 3h")))
+    kk = combo_index(*parse("Kc Kd"))
+    ak = combo_index(*parse("Ah Kh"))
+    assert river[kk] == 1.0 and river[ak] == 0.5   # aces kicker beats kings; A-kicker ties
+    assert river[combo_index(*parse("Ac 5c"))] == 0.0   # shares a card with LBR
