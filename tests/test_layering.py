@@ -32,6 +32,7 @@ FLOORS = (
     ("games", ("holdem.games",)),
     ("solver", ("holdem.solver",)),
     ("analysis", ("holdem.analysis",)),
+    ("subgame", ("holdem.subgame",)),
     ("runtime", ("holdem.runtime",)),
     ("training", ("holdem.training", "holdem.monitor", "holdem.logdir",
                   "holdem.checkpoint_writer")),

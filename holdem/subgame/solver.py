@@ -5,7 +5,7 @@
     solver = SubgameSolver(spot)               # the tree is built; nothing big allocated yet
     print(solver.memory_bytes())               # what solve() will allocate
     result = solver.solve(target=0.3)          # % of the pot
-    result.exploitability_pct, result.strategy(()), result.ev(0)
+    result.exploitability_pct, result.strategy(()), solver.values(0), solver.equity(0)
 
 Lifecycle (as postflop-solver's): the tree is built and the memory estimated when the solver is
 made; :meth:`SubgameSolver.allocate` (called by the first :meth:`solve`) commits it; ``solve``
@@ -57,8 +57,8 @@ def range_weights(value, what="range"):
             pairs = class_combos(key) if isinstance(key, str) else [key]
             for a, b in pairs:
                 out[combo_index(int(a), int(b))] = weight
-        return out
-    out = np.asarray(value, dtype=np.float64)
+    else:
+        out = np.asarray(value, dtype=np.float64)
     if out.shape != (len(COMBOS),):
         raise ValueError(f"{what}: expected a range string, a dict or {len(COMBOS)} weights, "
                          f"got an array of shape {out.shape}")
@@ -128,7 +128,7 @@ class SubgameSolver:
                                len(self.river_cards), spot.extra)
         self.combos = [np.flatnonzero(r > 0) for r in spot.ranges]
         self.num_hands = np.array([len(c) for c in self.combos], dtype=np.int64)
-        self.max_hands = int(self.num_hands.max())
+        self.max_hands = max(1, int(self.num_hands.max()))
         tree = self.tree
         offsets = np.zeros(tree.num_nodes, dtype=np.int64)
         total = 0
@@ -161,7 +161,7 @@ class SubgameSolver:
         store = 2 * self._store_size * item
         chance = (len(self.tree.chance_nodes) * 2 * h + len(self.segment_roots) * h) * item
         boards = 2 * (1 + len(self.river_cards)) * h * 6 * 8
-        max_actions = int(self.tree.num_children[self.tree.kind == DECISION].max())
+        max_actions = int(self.tree.num_children[self.tree.kind == DECISION].max(initial=1))
         work = self._depth() * (2 + 1 + 2 * max_actions) * h * item
         return store + chance + boards + work * (1 + self.threads)
 
@@ -231,7 +231,7 @@ class SubgameSolver:
         self.store = K.Store(np.zeros(self._store_size, FLOAT),
                              np.zeros(self._store_size, FLOAT))
         depth = self._depth()
-        max_actions = int(tree.num_children[tree.kind == DECISION].max())
+        max_actions = int(tree.num_children[tree.kind == DECISION].max(initial=1))
         self.works = [self._work(depth, max_actions) for _ in range(1 + self.threads)]
         h = self.max_hands
         num_cards = len(self.river_cards)
@@ -332,6 +332,7 @@ class SubgameSolver:
     def strategy(self, node):
         """float64[num_actions, 1326]: the average strategy at decision ``node`` per combo of
         the player to act (0 for combos it does not hold)."""
+        self.allocate()
         tree = self.tree
         if tree.kind[node] != DECISION:
             raise ValueError(f"node {node} ({' '.join(tree.line(node)) or 'root'}) is not a "
@@ -348,6 +349,7 @@ class SubgameSolver:
     def values(self, player):
         """float64[1326]: each combo's EV when both play the average strategy: its expected
         share of the final pot minus what it puts in after the root (0 outside the range)."""
+        self.allocate()
         v = self._traverse(player, K.AVERAGE)
         opp = self.init_reach[1 - player, :self.num_hands[1 - player]].astype(np.float64)
         mass = self._disjoint(player, opp)
@@ -360,6 +362,7 @@ class SubgameSolver:
     def equity(self, player):
         """float64[1326]: each combo's showdown equity against the other range (ties half),
         over every river (turn spots)."""
+        self.allocate()
         opp = 1 - player
         reach = np.zeros(self.max_hands, dtype=FLOAT)
         reach[:self.num_hands[opp]] = self.init_reach[opp, :self.num_hands[opp]]
@@ -415,7 +418,11 @@ class Solution:
         tree = self.solver.tree
         k = None
         if river_card is not None:
-            k = int(np.flatnonzero(self.solver.river_cards == river_card)[0])
+            found = np.flatnonzero(self.solver.river_cards == river_card)
+            if not len(found):
+                raise ValueError(f"river card {river_card}: not a card this spot deals on the "
+                                 "river (a river spot deals none; a board card cannot come)")
+            k = int(found[0])
         node = tree.find(tuple(line), k)
         return tree.child_labels(node), self.solver.strategy(node)
 

@@ -11,6 +11,8 @@ on every street. A :class:`BetMenu` gives the sizes:
 - ``all_in``: whether going all-in is always an action. A size that would put in the whole
   stack (or more) *is* the all-in, and sizes that land on the same amount are merged.
 - ``max_raises``: bets plus raises per street (None: until someone is all-in).
+- ``chip``: sizes are rounded to whole chips of this size (1: the integer chips of a real
+  table; 0.01 for a spot given in big blinds).
 
 Nodes (``SubgameTree`` arrays, one entry per node; children of a node are contiguous):
 
@@ -47,12 +49,13 @@ class BetMenu:
     raises: dict = field(default_factory=lambda: {TURN: (1.0,), RIVER: (1.0,)})
     all_in: bool = True
     max_raises: int = None
+    chip: float = 1.0           # sizes are rounded to whole chips of this size
 
     @classmethod
-    def uniform(cls, bets=(0.5, 1.0), raises=(1.0,), all_in=True, max_raises=None):
+    def uniform(cls, bets=(0.5, 1.0), raises=(1.0,), all_in=True, max_raises=None, chip=1.0):
         """The same sizes on the turn and the river."""
         return cls({TURN: tuple(bets), RIVER: tuple(bets)},
-                   {TURN: tuple(raises), RIVER: tuple(raises)}, all_in, max_raises)
+                   {TURN: tuple(raises), RIVER: tuple(raises)}, all_in, max_raises, chip)
 
     def validate(self):
         for name in ("bets", "raises"):
@@ -61,6 +64,8 @@ class BetMenu:
                     if not size > 0:
                         raise ValueError(f"bet menu: {name} on the {STREET_NAMES[street]}: "
                                          f"sizes are fractions of the pot above 0, got {size}")
+        if not self.chip > 0:
+            raise ValueError(f"bet menu: chip must be above 0, got {self.chip}")
         if self.max_raises is not None and self.max_raises < 0:
             raise ValueError(f"bet menu: max_raises must be >= 0, got {self.max_raises}")
 
@@ -100,11 +105,11 @@ def street_actions(menu, street, pot, invest, to_act, last_raise, num_raises, st
     amounts.extend(base + x for x in extra if base + x > opp)
     seen = set()
     for amount in sorted(amounts):
-        amount = min(float(round(amount)), stack)     # whole chips, as real tables play
+        amount = min(round(amount / menu.chip) * menu.chip, stack)     # whole chips
         if amount >= stack:
             continue            # the all-in, added below
-        if amount in seen:
-            continue
+        if amount <= opp or amount in seen:
+            continue            # rounded down to a call or check, or a size already there
         seen.add(amount)
         out.append(((f"r{_amount_text(amount - base)}" if facing
                      else f"b{_amount_text(amount - me)}"), amount))
