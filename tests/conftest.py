@@ -51,6 +51,19 @@ def hunl_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def untrained(tmp_path_factory):
+    """A checkpoint of ``configs/hunl_default.yaml`` after 0 iterations: every strategy
+    uniform (a second to make)."""
+    from holdem import config as config_mod
+    from holdem.solver.solver import Solver, save_solver
+
+    cfg = config_mod.load(Path(__file__).resolve().parents[1] / "configs" / "hunl_default.yaml")
+    path = tmp_path_factory.mktemp("untrained") / "checkpoints" / "ckpt-000000000000.ckpt"
+    save_solver(Solver(make_game(cfg), cfg), path)
+    return path
+
+
+@pytest.fixture(scope="session")
 def kuhn_evaluator(kuhn):
     return ExactEvaluator(kuhn)
 

@@ -194,19 +194,6 @@ def trained(hunl_run):
 
 
 @pytest.fixture(scope="module")
-def untrained(tmp_path_factory):
-    """A hunl_default checkpoint of 0 iterations: every strategy uniform."""
-    from holdem import config as config_mod
-    from holdem.games import make_game
-    from holdem.solver.solver import Solver, save_solver
-
-    cfg = config_mod.load(ROOT / "configs" / "hunl_default.yaml")
-    path = tmp_path_factory.mktemp("untrained") / "checkpoints" / "ckpt-000000000000.ckpt"
-    save_solver(Solver(make_game(cfg), cfg), path)
-    return path
-
-
-@pytest.fixture(scope="module")
 def bp(trained):
     from holdem import Blueprint
 

@@ -32,6 +32,7 @@ Labels: ``x`` check, ``c`` call, ``f`` fold, ``b<chips>`` bet, ``r<chips>`` rais
 chips put in on the street by the raiser, ``a`` all-in; chips are the subgame's units.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -105,7 +106,7 @@ def street_actions(menu, street, pot, invest, to_act, last_raise, num_raises, st
     amounts.extend(base + x for x in extra if base + x > opp)
     seen = set()
     for amount in sorted(amounts):
-        amount = min(round(amount / menu.chip) * menu.chip, stack)     # whole chips
+        amount = min(math.floor(amount / menu.chip + 0.5) * menu.chip, stack)  # chips, halves up
         if amount >= stack:
             continue            # the all-in, added below
         if amount <= opp or amount in seen:
