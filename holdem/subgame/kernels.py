@@ -32,7 +32,6 @@ value as the sum of its segments' over the number of river cards two hands leave
 
 from collections import namedtuple
 
-import numpy as np
 
 from holdem._jit import njit
 
