@@ -548,3 +548,14 @@ def test_street_actions_facing_an_all_in():
     menu = BetMenu()
     assert street_actions(menu, RIVER, 100, (0.0, 150.0), 0, 150.0, 1, 150.0) == \
         [("f", 0.0), ("c", 150.0)]
+
+
+@pytest.mark.parametrize("board", ["Td 9d 6h Qc 2s", "Td 9d 6h Qc"])
+def test_memory_reported_before_solving_is_what_allocate_commits(board):
+    spot = Spot.make(board, "QQ+,AK,T9s,87s", "JJ-88,AQs,KJs,65s", 100, 400)
+    solver = SubgameSolver(spot, threads=2)
+    estimate = solver.memory_bytes()
+    assert solver.allocated_bytes() == 0
+    solver.allocate()
+    assert solver.allocated_bytes() == estimate
+    solver.close()

@@ -80,10 +80,11 @@ def solve(board, threads, target, check_every):
     start = time.perf_counter()
     result = solver.solve(target=target, max_iterations=5000, check_every=check_every)
     seconds = time.perf_counter() - start
+    allocated = solver.allocated_bytes()
     tree = solver.tree
     solver.close()
     return dict(seconds=seconds, iterations=result.iterations,
-                exploitability=result.exploitability_pct, memory=reported,
+                exploitability=result.exploitability_pct, memory=reported, allocated=allocated,
                 nodes=tree.num_nodes, decisions=tree.num_decisions(),
                 hands=solver.num_hands.tolist())
 
@@ -92,12 +93,14 @@ def report(name, runs):
     first = runs[0]
     print(f"{name}_nodes: {first['nodes']} ({first['decisions']} decisions, "
           f"{first['hands'][0]} / {first['hands'][1]} combos a side)")
-    print(f"{name}_memory_reported: {first['memory'] / 2**20:.1f} MiB")
+    print(f"{name}_memory_reported: {first['memory'] / 2**20:.1f} MiB before solving, "
+          f"{first['allocated'] / 2**20:.1f} MiB allocated (the arrays, counted)")
 
 
 def main(argv=None):
     args = parse_args(argv)
     print(f"compile_or_cache_load: {warm_up():.2f} s")
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if args.spot in ("river", "both"):
         runs = [solve(f"{BOARD} {RIVER}", 1, args.river_target, args.check_every)
                 for _ in range(args.repeat)]
@@ -113,7 +116,8 @@ def main(argv=None):
             print(f"turn_threads_{threads}: {run['seconds']:.2f} s, {run['iterations']} "
                   f"iterations, {run['exploitability']:.3f} % of the pot")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak_resident_memory: {peak:.0f} MiB (the whole process)")
+    print(f"peak_resident_memory: {peak:.0f} MiB (the whole process; {peak - base:.0f} MiB above "
+          f"its peak after compiling, i.e. what the solves added)")
 
 
 if __name__ == "__main__":

@@ -155,15 +155,28 @@ class SubgameSolver:
     def memory_bytes(self):
         """Bytes :meth:`allocate` commits: regrets and strategy sums (float32, one per action,
         decision and hand of the player to act), the turn's chance buffers, the boards' hand
-        orders and each thread's scratch."""
-        item = np.dtype(FLOAT).itemsize
+        orders, the hands and each thread's scratch."""
+        item, word = np.dtype(FLOAT).itemsize, 8
         h = self.max_hands
+        num_boards = 1 + len(self.river_cards) if len(self.river_cards) else 1
         store = 2 * self._store_size * item
-        chance = (len(self.tree.chance_nodes) * 2 * h + len(self.segment_roots) * h) * item
-        boards = 2 * (1 + len(self.river_cards)) * h * 6 * 8
+        chance = ((max(1, len(self.tree.chance_nodes)) * 2 * h
+                   + max(1, len(self.segment_roots)) * h) * item
+                  + len(self.river_cards) * word)
+        boards = 2 * num_boards * (6 * h + 1) * word
+        hands = (2 + 2 * h * 2 + 2 * h) * word
         max_actions = int(self.tree.num_children[self.tree.kind == DECISION].max(initial=1))
-        work = self._depth() * (2 + 1 + 2 * max_actions) * h * item
-        return store + chance + boards + work * (1 + self.threads)
+        depth = self._depth()
+        work = (depth * (2 + 1 + 2 * max_actions) * h + h) * item + (depth * 4 + 52) * word
+        return store + chance + boards + hands + work * (1 + self.threads)
+
+    def allocated_bytes(self):
+        """Bytes of the arrays :meth:`allocate` made (0 before): what :meth:`memory_bytes`
+        estimates, counted."""
+        if not self._allocated:
+            return 0
+        groups = (self.store, self.chance, self.boards, self.hands, *self.works)
+        return sum(a.nbytes for g in groups for a in g if isinstance(a, np.ndarray))
 
     # -- set-up ---------------------------------------------------------------------------
 
