@@ -138,3 +138,23 @@ def test_equity_vector_counts_every_river_and_ties_half():
     ak = combo_index(*parse("Ah Kh"))
     assert river[kk] == 1.0 and river[ak] == 0.5   # aces kicker beats kings; A-kicker ties
     assert river[combo_index(*parse("Ac 5c"))] == 0.0   # shares a card with LBR
+
+
+def test_safe_resolving_puts_the_blueprint_on_the_subgame_tree(bp):
+    """--resolve-safe: the subgame uses the blueprint's sizes and cap, so every decision of the
+    bot maps onto the abstract tree and the opponent's blueprint values exist."""
+    bot = ResolvingBot(bp, 100, np.random.default_rng(0), street="river", target=2.0,
+                       max_iterations=60, safe=True)
+    state = _river_state(bp)
+    labels, actions, probs = bot.policy(state)
+    assert bot.gadgets == 1 and bot._game[1].gadget is not None
+    assert labels == ["x", "b100", "b200", "a"]      # hunl_default: half pot, pot, all-in
+    assert bot.decide(state).action in actions
+
+
+def test_match_maps_subgame_actions_onto_abstract_ones():
+    from holdem.subgame.resolving import _match
+
+    assert _match(["x", "b100", "b200", "a"], ["c", "r0.5p", "r1p", "a"]) == [0, 1, 2, 3]
+    assert _match(["f", "c", "r500", "a"], ["f", "c", "r1p", "a"]) == [0, 1, 2, 3]
+    assert _match(["f", "c", "a"], ["f", "c", "r1p", "a"]) is None

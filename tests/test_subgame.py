@@ -559,3 +559,55 @@ def test_memory_reported_before_solving_is_what_allocate_commits(board):
     solver.allocate()
     assert solver.allocated_bytes() == estimate
     solver.close()
+
+
+def _random_river_spot(seed):
+    rng = np.random.default_rng(seed)
+    w0 = rng.random(1326) * (rng.random(1326) < 0.3)
+    w1 = rng.random(1326) * (rng.random(1326) < 0.3)
+    return Spot.make("Td 9d 6h Qc 2s", w0, w1, 100, 400)
+
+
+def test_the_gadget_gives_no_opponent_hand_more_than_its_blueprint_value():
+    """Safe re-solving: a weak 'blueprint' (20 iterations) gives player 1's best-response
+    values; re-solved with the gadget, player 1's best response earns at most that in total
+    and, hand by hand, at most a small slack; re-solved without, it need not."""
+    spot = _random_river_spot(3)
+    blueprint = SubgameSolver(spot)
+    blueprint.iterate(20)
+    cbv = blueprint.counterfactual_values(1, "best_response")
+    safe = SubgameSolver(spot)
+    safe.set_gadget(1, cbv)
+    safe.solve(target=0.05, max_iterations=600, check_every=50)
+    safe.gadget = None                      # the real subgame, the bot's new strategy
+    br = safe.counterfactual_values(1, "best_response")
+    live = safe.combos[1]
+    reach = safe.init_reach[1, :len(live)].astype(float)
+    assert reach @ br[live] <= reach @ cbv[live]
+    slack = 0.01 * spot.pot * safe._disjoint(1, safe.init_reach[0, :safe.num_hands[0]])
+    assert np.all(br[live] <= cbv[live] + slack)
+
+
+def test_the_gadget_follows_its_values():
+    """Values far below what a hand gets in the subgame: every hand enters; far above: every
+    hand takes them, and the exploitability of the gadget game still falls to the target."""
+    spot = _random_river_spot(4)
+    for scale, enters in ((-1e6, True), (1e6, False)):
+        solver = SubgameSolver(spot)
+        solver.set_gadget(0, np.full(1326, scale))
+        result = solver.solve(target=0.3, max_iterations=400)
+        enter = solver.gadget.enter(False)
+        assert np.all(enter > 0.99) if enters else np.all(enter < 0.01)
+        assert result.exploitability_pct <= 0.3
+
+
+def test_load_strategy_fixes_the_average_strategy():
+    spot = _random_river_spot(5)
+    solver = SubgameSolver(spot)
+    node = 0
+    na = int(solver.tree.num_children[node])
+    probs = np.zeros((na, 1326))
+    probs[0] = 1.0                          # always check
+    solver.load_strategy(node, probs)
+    held = solver.combos[0]
+    np.testing.assert_allclose(solver.strategy(node)[:, held], probs[:, held])

@@ -73,6 +73,10 @@ def build_parser():
                         "(default 0.5)")
     p.add_argument("--resolve-iterations", type=int, default=300, metavar="N",
                    help="--resolve: at most N iterations per solve (default 300)")
+    p.add_argument("--resolve-safe", action="store_true",
+                   help="--resolve: safe re-solving, the re-solve gadget (the opponent may take "
+                        "its blueprint value per hand instead of entering the subgame), on the "
+                        "blueprint's own sizes (river re-solving only; default: unsafe)")
     p.add_argument("--seed", type=int, default=0, help="seed for deals and action sampling")
     p.add_argument("--threads", type=int, default=1,
                    help="--lbr: threads to play the hands on (default 1)")
@@ -104,6 +108,9 @@ def main(argv=None):
                      "--lbr (not against --vs bots)")
     if args.resolve and args.history:
         parser.error("--history is not written for --resolve matches")
+    if args.resolve_safe and args.resolve != "river":
+        parser.error("--resolve-safe needs --resolve river (the gadget's blueprint values are "
+                     "computed for a river spot)")
     if not args.resolve_target > 0 or args.resolve_iterations < 1:
         parser.error("--resolve-target must be above 0 and --resolve-iterations positive")
     if args.threads < 1:
@@ -264,7 +271,8 @@ def _resolve(args):
     for b in (bp, opponent):
         if not b.game.supports(LINES):
             raise ConfigError(f"{b.checkpoint.path}: --resolve needs heads-up No-Limit Hold'em")
-    print(f"checkpoint: {bp.checkpoint.path} (re-solving the {args.resolve} on)")
+    how = "safely, with the re-solve gadget" if args.resolve_safe else "unsafely"
+    print(f"checkpoint: {bp.checkpoint.path} (re-solving the {args.resolve} on, {how})")
     print(f"iterations: {bp.metadata['iterations']}")
     deals = max(1, args.hands // 2)
     every = max(1, deals // 10)
@@ -277,7 +285,7 @@ def _resolve(args):
     options = dict(street=args.resolve, deals=deals, seed=args.seed,
                    stack=bp.game.rules.table.stack, target=args.resolve_target,
                    max_iterations=args.resolve_iterations, threads=args.threads,
-                   progress=progress)
+                   progress=progress, safe=args.resolve_safe)
     if args.vs_checkpoint:
         result = resolve_match(bp, opponent, **options)
         name = opponent.checkpoint.path

@@ -107,7 +107,7 @@ class PlaySession:
     ``input``/``print`` by default."""
 
     def __init__(self, bp, *, seed, stack, big_blind, show_probs=False, read=input,
-                 write=print, history=None, resolve=None):
+                 write=print, history=None, resolve=None, safe=False):
         """``history``: a :class:`holdem.analysis.hand_history.HistoryFile` that every finished
         hand is added to; ``resolve``: "turn" or "river" for a bot that solves the rest of the
         hand from that street (:class:`holdem.subgame.resolving.ResolvingBot`)."""
@@ -122,7 +122,7 @@ class PlaySession:
             from holdem.subgame.resolving import ResolvingBot
 
             self.bot = ResolvingBot(bp, big_blind, np.random.default_rng(bot_seed),
-                                    street=resolve)
+                                    street=resolve, safe=safe)
         else:
             self.bot = BlueprintBot(bp, big_blind, np.random.default_rng(bot_seed))
         self.total, self.hands = 0, 0
@@ -266,6 +266,8 @@ def build_parser():
                         "of the hand with exact cards from both players' ranges, re-solving "
                         "when you bet a size its tree lacks (README: Solve a spot); a river "
                         "solve takes a fraction of a second, a turn solve several seconds")
+    p.add_argument("--resolve-safe", action="store_true",
+                   help="with --resolve river: safe re-solving (README: Solve a spot)")
     p.add_argument("--history", metavar="FILE",
                    help="write every finished hand (both players' cards, the board, actions, "
                         "final stacks) to FILE in the Poker Hand History format, one table per "
@@ -291,6 +293,8 @@ def main(argv=None):
         raise ConfigError(f"checkpoint {args.checkpoint}: play needs a heads-up No-Limit "
                           f"Hold'em blueprint, not {bp.game.name!r} with "
                           f"{bp.game.num_players} players")
+    if args.resolve_safe and args.resolve != "river":
+        raise ConfigError("--resolve-safe needs --resolve river")
     if args.big_blind < 2:
         raise ConfigError("--big-blind must be at least 2 chips")
     stack = round(args.stack * args.big_blind)
@@ -325,7 +329,7 @@ def main(argv=None):
               f"{args.stack:g} bb")
     PlaySession(bp, seed=seed, stack=stack, big_blind=args.big_blind,
                 show_probs=args.show_probs, read=read, history=history,
-                resolve=args.resolve).play(args.hands)
+                resolve=args.resolve, safe=args.resolve_safe).play(args.hands)
     if history is not None:
         plural = "" if len(history.hands) == 1 else "s"
         print(f"Hand history: {len(history.hands)} hand{plural} in {history.path} (PHH)")

@@ -196,7 +196,7 @@ class ResolveLbrResult:
 
 
 def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, target=0.5,
-                max_iterations=300, menu=None, threads=1, progress=None):
+                max_iterations=300, menu=None, threads=1, progress=None, safe=False):
     """LBR with ``setting`` (an :class:`holdem.analysis.lbr.LbrSetting` acting from the turn)
     against ``bp`` re-solving from ``street``, and against ``bp`` alone on the same deals, the
     bot drawing from the same stream (so both play alike until the re-solved street)."""
@@ -220,7 +220,8 @@ def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, targe
             for k, bot_street in enumerate((street, 4)):      # 4: never re-solves
                 bot = ResolvingBot(bp, BIG_BLIND, np.random.default_rng(bot_seeds[lbr]),
                                    street=bot_street, target=target,
-                                   max_iterations=max_iterations, menu=menu, threads=threads)
+                                   max_iterations=max_iterations, menu=menu, threads=threads,
+                                   safe=safe)
                 state = HandState(table, hole_cards=cards.hole_cards, board=cards.full_board)
                 totals[k] += lbr_hand(state, lbr, bot, fractions, setting.bet_allin,
                                       first_round, stats) * to_mbb

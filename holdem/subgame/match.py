@@ -53,7 +53,7 @@ def _mean_ci(samples):
 
 
 def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, target=0.5,
-                  max_iterations=300, menu=None, threads=1, progress=None):
+                  max_iterations=300, menu=None, threads=1, progress=None, safe=False):
     """Play ``deals`` duplicate deals (module docstring); ``opponent`` is a Blueprint."""
     table = real_table(bp, round(stack * BIG_BLIND), BIG_BLIND)
     to_mbb = 1000.0 / BIG_BLIND
@@ -74,7 +74,7 @@ def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, ta
                 if resolving:
                     me = ResolvingBot(bp, BIG_BLIND, mine, street=street, target=target,
                                       max_iterations=max_iterations, menu=menu,
-                                      threads=threads)
+                                      threads=threads, safe=safe)
                 else:
                     me = BlueprintBot(bp, BIG_BLIND, mine)
                 other = BlueprintBot(opponent, BIG_BLIND, theirs)

@@ -51,6 +51,34 @@ def _amount(label):
     return float(label[1:]) if label[:1] in ("b", "r") else None
 
 
+def _abstract_children(game, node):
+    """The labels of the actions at a node of the blueprint's abstract tree."""
+    tree = game.tree
+    if tree.kind[node] != 0:
+        raise ValueError("not a decision")
+    c0 = int(tree.child_start[node])
+    return [game.rules.labels[c0 + a] for a in range(int(tree.num_actions[node]))]
+
+
+def _match(own, theirs):
+    """For each subgame label the index of the abstract label of the same action (fold, check
+    or call, the sizes in order, all-in), or None when the two decisions differ."""
+    def split(labels, passive):
+        fold = [i for i, x in enumerate(labels) if x == "f"]
+        call = [i for i, x in enumerate(labels) if x in passive]
+        allin = [i for i, x in enumerate(labels) if x == "a"]
+        sized = [i for i in range(len(labels)) if i not in fold + call + allin]
+        return fold, call, sized, allin
+    a, b = split(own, ("x", "c")), split(theirs, ("c",))
+    if any(len(x) != len(y) for x, y in zip(a, b)):
+        return None
+    order = [0] * len(own)
+    for x, y in zip(a, b):
+        for i, j in zip(x, y):
+            order[i] = j
+    return order
+
+
 class ResolvingBot:
     """Plays like :class:`BlueprintBot` before ``street`` and solves from there (module
     docstring). ``target``: exploitability to solve to, % of the pot; ``max_iterations`` caps a
@@ -58,16 +86,23 @@ class ResolvingBot:
     ``min_weight``: combos under this share of their range's largest weight are left out."""
 
     def __init__(self, bp, big_blind, rng, street=RIVER, target=0.5, max_iterations=300,
-                 menu=None, threads=1, min_weight=1e-3):
+                 menu=None, threads=1, min_weight=1e-3, safe=False):
         self.blueprint = BlueprintBot(bp, big_blind, rng)
         self.bp, self.big_blind, self.rng = bp, big_blind, rng
         self.street = STREETS.get(street, street)
         self.target, self.max_iterations = target, max_iterations
+        if menu is None and safe and self.street in (TURN, RIVER):
+            from holdem.subgame.report import blueprint_menu
+
+            menu = blueprint_menu(bp, self.street)
         self.menu = menu if menu is not None else BetMenu()
+        self.safe = safe
+        self.gadgets = 0                 # streets solved with the safe gadget
         self.threads, self.min_weight = threads, min_weight
         self.solves = 0                  # subgames solved so far (re-solves included)
         self._hand = None
         self._game = None                # (street, solver, extra sizes) of the current street
+        self._values = {}                # street -> the opponent's blueprint values (safe)
 
     # -- ranges ---------------------------------------------------------------------------
 
@@ -81,6 +116,7 @@ class ResolvingBot:
             node_range = self.bp.range(labels, state.board[:street + 2])
         except ValueError:
             return None
+        self._start_labels = list(labels)
         out = []
         for seat in (1, 0):              # subgame player 0 (out of position) = big blind
             weights = np.zeros(len(COMBOS))
@@ -126,6 +162,47 @@ class ResolvingBot:
             out[me][combo] = max(ranges[me][combo], self.min_weight * ranges[me].max())
         return out
 
+    @staticmethod
+    def _opponent(state):
+        """The subgame player of the bot's opponent (the bot is the seat to act)."""
+        return 1 if state.to_act == 1 else 0
+
+    def _blueprint_values(self, state, street, ranges):
+        """The opponent's counterfactual values at the street's start (float64[1326]) against
+        the blueprint: its best response when the bot plays the blueprint's strategy on the
+        subgame tree (which is the blueprint's own tree on this street: same sizes and cap).
+        None where the two trees do not match (the bot then re-solves unsafely)."""
+        bp, game = self.bp, self.bp.game
+        solver = SubgameSolver(self._spot(state, street, ranges, {}))
+        tree = solver.tree
+        me = 1 - self._opponent(state)
+        board = state.board[:street + 2]
+        for node in np.flatnonzero((tree.kind == 0) & (tree.player == me)):
+            labels = list(self._start_labels)
+            path = list(tree.line(int(node))) + [None]
+            at = 0
+            try:
+                for label in path:
+                    own = tree.child_labels(at)
+                    theirs = _abstract_children(game, bp.node_of(labels))
+                    order = _match(own, theirs)
+                    if order is None:
+                        return None
+                    if label is None:
+                        break
+                    labels.append(theirs[order[own.index(label)]])
+                    at = int(tree.first_child[at]) + own.index(label)
+                node_range = bp.range(labels, board)
+            except (ValueError, KeyError):
+                return None
+            probs = np.zeros((len(own), len(COMBOS)))
+            rows = [combo_index(a, b) for a, b in node_range.combos.tolist()]
+            for i, j in enumerate(order):
+                probs[i, rows] = node_range.mix[:, j]
+            solver.load_strategy(int(node), probs)
+        self.gadgets += 1
+        return solver.counterfactual_values(self._opponent(state), "best_response")
+
     # -- solving --------------------------------------------------------------------------
 
     def _spot(self, state, street, ranges, extra):
@@ -136,6 +213,9 @@ class ResolvingBot:
 
     def _solve(self, state, street, ranges, extra):
         solver = SubgameSolver(self._spot(state, street, ranges, extra), threads=self.threads)
+        values = self._values.get(street)
+        if values is not None:
+            solver.set_gadget(self._opponent(state), values)
         solver.solve(target=self.target, max_iterations=self.max_iterations)
         solver.close()
         self.solves += 1
@@ -147,7 +227,7 @@ class ResolvingBot:
         street = int(state.street)
         hand = (state.hole_cards, state.full_board)      # copies of a hand are the same hand
         if hand != self._hand:
-            self._hand, self._game, self._ranges = hand, None, {}
+            self._hand, self._game, self._ranges, self._values = hand, None, {}, {}
         if self._game is None or self._game[0] != street:
             if street == self.street:
                 ranges = self._blueprint_ranges(state, street)
@@ -160,6 +240,8 @@ class ResolvingBot:
                 return None
             ranges = self._trim(ranges, state)
             self._ranges[street] = ranges
+            self._values[street] = (self._blueprint_values(state, street, ranges)
+                                    if self.safe and street == self.street else None)
             self._game = (street, self._solve(state, street, ranges, {}), {})
         street_, solver, extra = self._game
         if solver is None:

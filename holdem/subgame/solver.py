@@ -140,6 +140,7 @@ class SubgameSolver:
             [int(tree.first_child[c]) + k for c in tree.chance_nodes
              for k in range(len(self.river_cards))], dtype=np.int64)
         self.iterations = 0
+        self.gadget = None
         self._allocated = False
 
     # -- memory ---------------------------------------------------------------------------
@@ -260,11 +261,22 @@ class SubgameSolver:
 
     # -- traversals -----------------------------------------------------------------------
 
+    def _root_reach(self, trav, mode):
+        """The root's reach: the ranges, the gadget player's times its chance of entering."""
+        reach = self.init_reach
+        gadget = self.gadget
+        if gadget is not None and (mode == K.CFR or trav != gadget.player):
+            reach = reach.copy()
+            n = self.num_hands[gadget.player]
+            reach[gadget.player, :n] *= gadget.enter(mode == K.CFR)
+        return reach
+
     def _traverse(self, trav, mode, t=1):
         """Values per hand of ``trav`` (float64[n]) at the root, after one traversal."""
         args = (self.kt, self.hands, self.boards, self.store)
         main = self.works[0]
-        main.reach[0] = self.init_reach
+        root = self._root_reach(trav, mode)
+        main.reach[0] = root
         if len(self.segment_roots):
             K.traverse(*args, main, self.chance, 0, trav, mode, K.CHANCE_RECORD, True, t)
             step = self.threads
@@ -277,7 +289,7 @@ class SubgameSolver:
                                           mode, t) for i in range(step)]
                 for job in jobs:
                     job.result()
-            main.reach[0] = self.init_reach
+            main.reach[0] = root
         K.traverse(*args, main, self.chance, 0, trav, mode, K.CHANCE_READ, False, t)
         return main.cfv[0, :self.num_hands[trav]].astype(np.float64)
 
@@ -300,18 +312,63 @@ class SubgameSolver:
         for _ in range(num):
             self.iterations += 1
             for trav in (0, 1):
-                self._traverse(trav, K.CFR, self.iterations)
+                values = self._traverse(trav, K.CFR, self.iterations)
+                if self.gadget is not None and trav == self.gadget.player:
+                    n = self.num_hands[trav]
+                    self.gadget.update(values, self.init_reach[trav, :n], self.iterations)
 
     def best_response_values(self):
         """(value of player 0's best response, of player 1's) against the other's average
-        strategy, in chips per deal."""
+        strategy, in chips per deal. With a gadget (:meth:`set_gadget`) these are the gadget
+        game's: its player takes, per hand, the better of its blueprint value and entering;
+        the other faces the range that enters and pays the values of the hands that do not."""
         self.allocate()
         pairs = self._pairs()
         out = []
+        gadget = self.gadget
         for p in (0, 1):
             v = self._traverse(p, K.BEST_RESPONSE)
-            out.append(float(self.init_reach[p, :self.num_hands[p]] @ v) / pairs)
+            reach = self.init_reach[p, :self.num_hands[p]].astype(np.float64)
+            if gadget is not None and p == gadget.player:
+                v = np.maximum(v, gadget.values)
+            total = float(reach @ v)
+            if gadget is not None and p != gadget.player:
+                q = gadget.player
+                held = self.init_reach[q, :self.num_hands[q]].astype(np.float64)
+                total -= float(held @ ((1 - gadget.enter(False)) * gadget.values))
+            out.append(total / pairs)
         return tuple(out)
+
+    def set_gadget(self, player, values):
+        """Solve safely for the other player (the re-solve gadget of Burch, Johanson & Bowling
+        2014): at the root ``player`` chooses, per hand, to enter the subgame or to take
+        ``values`` (float64[1326]: its counterfactual values from the blueprint, in the units of
+        this solver's values, e.g. :meth:`counterfactual_values` of a solver holding the
+        blueprint's strategy). The solution then gives no hand of ``player`` more than its
+        blueprint value (up to the exploitability)."""
+        self.allocate()
+        self.gadget = _Gadget(player, np.asarray(values, dtype=np.float64)[self.combos[player]])
+
+    def counterfactual_values(self, player, mode="best_response"):
+        """float64[1326]: ``player``'s value per combo at the root, summed over the other's
+        range (the units of :meth:`set_gadget`), against the other's average strategy: its
+        best response ("best_response") or its own average strategy ("average")."""
+        self.allocate()
+        kind = {"best_response": K.BEST_RESPONSE, "average": K.AVERAGE}[mode]
+        out = np.zeros(len(COMBOS))
+        out[self.combos[player]] = self._traverse(player, kind)
+        return out
+
+    def load_strategy(self, node, probs):
+        """Set the average strategy at decision ``node`` to ``probs`` (float64[num_actions,
+        1326], per combo of the player to act): a fixed strategy, e.g. the blueprint's, for
+        :meth:`counterfactual_values`."""
+        self.allocate()
+        q, na = int(self.tree.player[node]), int(self.tree.num_children[node])
+        n = int(self.num_hands[q])
+        rows = np.asarray(probs, dtype=np.float64)[:, self.combos[q]]
+        off = self._offsets[node]
+        self.store.strategy_sum[off:off + na * n] = rows.reshape(-1)
 
     def exploitability(self):
         """NashConv / 2 of the average strategies, in chips per deal (zero-sum payoffs:
@@ -407,6 +464,36 @@ class SubgameSolver:
         if getattr(self, "_pool", None) is not None:
             self._pool.shutdown()
             self._pool = None
+
+
+class _Gadget:
+    """The re-solve gadget's per-hand choice (enter, take the blueprint value), trained by
+    discounted CFR like the tree's decisions."""
+
+    def __init__(self, player, values):
+        self.player, self.values = player, values
+        self.regrets = np.zeros((2, len(values)))
+        self.strategy_sum = np.zeros((2, len(values)))
+
+    def enter(self, current):
+        """Per hand, the probability of entering: the current strategy or the average."""
+        if current:
+            pos = np.maximum(self.regrets, 0)
+            total = pos.sum(axis=0)
+            return np.where(total > 0, pos[0] / np.where(total > 0, total, 1), 0.5)
+        total = self.strategy_sum.sum(axis=0)
+        return np.where(total > 0, self.strategy_sum[0] / np.where(total > 0, total, 1), 0.5)
+
+    def update(self, entered, reach, t):
+        enter = self.enter(True)
+        sigma = np.stack([enter, 1 - enter])
+        values = np.stack([entered, self.values])
+        mean = (sigma * values).sum(axis=0)
+        tf = float(t - 1)
+        self.regrets *= np.where(self.regrets > 0, tf ** 1.5 / (tf ** 1.5 + 1), 0.5)
+        self.regrets += values - mean
+        self.strategy_sum *= (tf / (tf + 1)) ** 2
+        self.strategy_sum += reach * sigma
 
 
 @dataclass
