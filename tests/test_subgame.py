@@ -561,7 +561,7 @@ def test_memory_reported_before_solving_is_what_allocate_commits(board):
     solver.close()
 
 
-def _random_river_spot(seed):
+def _sparse_river_spot(seed):
     rng = np.random.default_rng(seed)
     w0 = rng.random(1326) * (rng.random(1326) < 0.3)
     w1 = rng.random(1326) * (rng.random(1326) < 0.3)
@@ -572,7 +572,7 @@ def test_the_gadget_gives_no_opponent_hand_more_than_its_blueprint_value():
     """Safe re-solving: a weak 'blueprint' (20 iterations) gives player 1's best-response
     values; re-solved with the gadget, player 1's best response earns at most that in total
     and, hand by hand, at most a small slack; re-solved without, it need not."""
-    spot = _random_river_spot(3)
+    spot = _sparse_river_spot(3)
     blueprint = SubgameSolver(spot)
     blueprint.iterate(20)
     cbv = blueprint.counterfactual_values(1, "best_response")
@@ -591,7 +591,7 @@ def test_the_gadget_gives_no_opponent_hand_more_than_its_blueprint_value():
 def test_the_gadget_follows_its_values():
     """Values far below what a hand gets in the subgame: every hand enters; far above: every
     hand takes them, and the exploitability of the gadget game still falls to the target."""
-    spot = _random_river_spot(4)
+    spot = _sparse_river_spot(4)
     for scale, enters in ((-1e6, True), (1e6, False)):
         solver = SubgameSolver(spot)
         solver.set_gadget(0, np.full(1326, scale))
@@ -602,7 +602,7 @@ def test_the_gadget_follows_its_values():
 
 
 def test_load_strategy_fixes_the_average_strategy():
-    spot = _random_river_spot(5)
+    spot = _sparse_river_spot(5)
     solver = SubgameSolver(spot)
     node = 0
     na = int(solver.tree.num_children[node])
