@@ -158,3 +158,37 @@ def test_match_maps_subgame_actions_onto_abstract_ones():
     assert _match(["x", "b100", "b200", "a"], ["c", "r0.5p", "r1p", "a"]) == [0, 1, 2, 3]
     assert _match(["f", "c", "r500", "a"], ["f", "c", "r1p", "a"]) == [0, 1, 2, 3]
     assert _match(["f", "c", "a"], ["f", "c", "r1p", "a"]) is None
+
+
+class _ShoveBot:
+    """Goes all-in whenever it can, whatever its cards (calls otherwise)."""
+
+    solves = 0
+
+    def policy(self, state):
+        legal = state.legal_actions()
+        if legal.min_to:
+            kind = ActionKind.BET if ActionKind.BET in legal else ActionKind.RAISE
+            action = Action(kind, legal.max_to)
+        else:
+            action = Action.check() if ActionKind.CHECK in legal else Action.call()
+        return ["a"], [action], np.ones((1, len(COMBOS)))
+
+    def decide(self, state):
+        from holdem.analysis.bot import Decision
+
+        return Decision(self.policy(state)[1][0])
+
+
+def test_lbr_decides_without_the_bots_cards(bp):
+    """Against a bot whose play ignores its cards, LBR's actions cannot depend on the bot's
+    hole cards: the same LBR hand and board with the bot holding the nuts or air play the same
+    line (a LBR that scored a call by the real showdown would call one and fold the other)."""
+    table = real_table(bp, 10_000, 100)
+    lines = []
+    for theirs in ("As Ks", "3c 2d"):                 # on this board: a flush, or nothing
+        state = HandState(table, hole_cards=[parse(theirs), parse("Qh Jd")],
+                          board=parse("Qs 7s 4s 9h 8c"))
+        lbr_hand(state, 1, _ShoveBot(), (1.0,), True, 0, {"decisions": 0, "raises": 0})
+        lines.append([(a.kind, a.amount) for a in state.actions if a.player == 1])
+    assert lines[0] == lines[1]

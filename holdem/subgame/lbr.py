@@ -97,19 +97,21 @@ def _candidates(state, fractions, all_in):
 
 def _value_after(state, action, lbr, belief, equity):
     """LBR's expected chips (from the start of the hand) for ``action`` under LBR's
-    assumptions; ``belief`` the bot's range."""
+    assumptions, and the state after a bet or raise (None otherwise), which the bot answers.
+    A fold loses what LBR put in; a check or call is worth its equity against the range times
+    the pot it leaves, the hand checked down from there -- never the real showdown, whose
+    cards LBR does not see."""
+    contrib = state.total_commitments
+    if action.kind == ActionKind.FOLD:
+        return -float(contrib[lbr]), None
     after = copy.deepcopy(state)
     after.apply(action)
-    bot = 1 - lbr
-    contrib = after.total_commitments
-    mass = belief.sum()
-    wp = float(belief @ equity / mass) if mass > 0 else 0.5
-    if after.is_terminal:
-        return float(after.payoffs()[lbr]), None
-    if after.to_act != bot:
-        return wp * sum(contrib) - contrib[lbr], None
+    if action.kind in (ActionKind.CHECK, ActionKind.CALL):
+        mass = belief.sum()
+        wp = float(belief @ equity / mass) if mass > 0 else 0.5
+        matched = min(after.total_commitments)      # what each has in once it is checked down
+        return wp * 2 * matched - matched, None
     return None, after
-
 
 def _expected_raise(after, lbr, belief, equity, policy):
     labels, actions, probs = policy
