@@ -27,8 +27,8 @@ import pytest
 from holdem.cards import card_tuple
 from holdem.evaluator import rank7
 from holdem.subgame import BetMenu, Spot, SubgameSolver
-from holdem.subgame.report import (blueprint_menu, blueprint_spot, csv_rows, find_line,
-                                   format_text, node_report, street_start, to_html)
+from holdem.subgame.blueprint import blueprint_menu, blueprint_spot, street_start
+from holdem.subgame.report import csv_rows, find_line, format_text, node_report, to_html
 from holdem.subgame.solver import COMBOS, combo_index
 from holdem.subgame.tree import CHANCE, DECISION, FOLD, RIVER, TURN
 from test_cli import run

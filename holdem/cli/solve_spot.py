@@ -173,7 +173,7 @@ def _spot_from_ranges(parser, args, board):
 
 def _spot_from_blueprint(parser, args, board):
     from holdem.analysis.blueprint import Blueprint
-    from holdem.subgame.report import blueprint_menu, blueprint_spot, street_start
+    from holdem.subgame.blueprint import blueprint_menu, blueprint_spot, street_start
 
     given = [f"--{f}" for f in ("oop", "ip", "pot", "stack") if getattr(args, f) is not None]
     if given:

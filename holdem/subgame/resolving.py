@@ -22,6 +22,7 @@ import numpy as np
 
 from holdem.analysis.bot import BlueprintBot, Decision, bot_action, real_line
 from holdem.games.nlhe.records import ActionKind
+from holdem.subgame.blueprint import subgame_ranges
 from holdem.subgame.solver import COMBOS, Spot, SubgameSolver, combo_index
 from holdem.subgame.tree import CHANCE, RIVER, TURN, BetMenu
 
@@ -92,7 +93,7 @@ class ResolvingBot:
         self.street = STREETS.get(street, street)
         self.target, self.max_iterations = target, max_iterations
         if menu is None and safe and self.street in (TURN, RIVER):
-            from holdem.subgame.report import blueprint_menu
+            from holdem.subgame.blueprint import blueprint_menu
 
             menu = blueprint_menu(bp, self.street)
         self.menu = menu if menu is not None else BetMenu()
@@ -117,13 +118,7 @@ class ResolvingBot:
         except ValueError:
             return None
         self._start_labels = list(labels)
-        out = []
-        for seat in (1, 0):              # subgame player 0 (out of position) = big blind
-            weights = np.zeros(len(COMBOS))
-            for (a, b), r in zip(node_range.combos.tolist(), node_range.reach[seat]):
-                weights[combo_index(a, b)] = r
-            out.append(weights)
-        return out
+        return subgame_ranges(node_range)
 
     def _solution_ranges(self, previous, state, street):
         """Ranges at the start of ``street`` from the previous street's solution: each player's
