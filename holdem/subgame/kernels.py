@@ -33,7 +33,7 @@ value as the sum of its segments' over the number of river cards two hands leave
 from collections import namedtuple
 
 
-from holdem._jit import njit
+from holdem._jit import njit, njit_inline
 
 DECISION, CHANCE, FOLD, SHOWDOWN = 0, 1, 2, 3
 CFR, BEST_RESPONSE, AVERAGE = 0, 1, 2
@@ -120,6 +120,19 @@ def _fold_values(hands, trav, opp_reach, amount, work, out):
         out[h] = amount * s
 
 
+@njit_inline
+def _take_below(opp_reach, order_o, c0_o, c1_o, card_sum, j, target, cum):
+    """Add the opponent's hands at positions j..target-1 (strength order) to the running
+    total and the per-card sums; returns (target, the new total)."""
+    while j < target:
+        r = opp_reach[order_o[j]]
+        cum += r
+        card_sum[c0_o[j]] += r
+        card_sum[c1_o[j]] += r
+        j += 1
+    return j, cum
+
+
 @njit
 def _showdown_values(hands, boards, board, trav, opp_reach, amount, work, out):
     """out[h] = amount x (reach of disjoint opponent hands that h beats - that beat h).
@@ -144,21 +157,11 @@ def _showdown_values(hands, boards, board, trav, opp_reach, amount, work, out):
         stop = end[i]
         for _ in range(2):
             target = lo[i] if _ == 0 else hi[i]
-            while j < target:
-                r = opp_reach[order_o[j]]
-                cum += r
-                cs[c0_o[j]] += r
-                cs[c1_o[j]] += r
-                j += 1
+            j, cum = _take_below(opp_reach, order_o, c0_o, c1_o, cs, j, target, cum)
             for k in range(i, stop):
                 out[order[k]] += cum - cs[c0[k]] - cs[c1[k]]
         i = stop
-    while j < no:
-        r = opp_reach[order_o[j]]
-        cum += r
-        cs[c0_o[j]] += r
-        cs[c1_o[j]] += r
-        j += 1
+    j, cum = _take_below(opp_reach, order_o, c0_o, c1_o, cs, j, no, cum)
     for k in range(nt):
         h = order[k]
         out[h] = amount * (out[h] - (cum - cs[c0[k]] - cs[c1[k]]))
