@@ -192,3 +192,130 @@ def test_lbr_decides_without_the_bots_cards(bp):
         lbr_hand(state, 1, _ShoveBot(), (1.0,), True, 0, {"decisions": 0, "raises": 0})
         lines.append([(a.kind, a.amount) for a in state.actions if a.player == 1])
     assert lines[0] == lines[1]
+
+
+def _turn_all_in(table, holes, board):
+    """Both check to the turn, where seat 1 bets all-in and seat 0 calls."""
+    state = HandState(table, hole_cards=[parse(h) for h in holes], board=parse(board))
+    state.apply(Action.call())
+    state.apply(Action.check())
+    while int(state.street) < 2:
+        state.apply(Action.check())
+    state.apply(Action.check())
+    state.apply(Action(ActionKind.BET, state.legal_actions().max_to))
+    state.apply(Action.call())
+    return state
+
+
+def test_all_in_value_is_the_mean_over_every_river_the_rules_engine_deals(bp):
+    from holdem.subgame.lbr import all_in_value
+
+    table = real_table(bp, 10_000, 100)
+    holes, turn = ("Ah Kh", "9c 9d"), "Qh 7h 2c 5s"
+    dead = set(parse(turn)) | set(parse(holes[0])) | set(parse(holes[1]))
+    payoffs = [_turn_all_in(table, holes, f"{turn} {card_text}").payoffs()[0]
+               for card_text in _card_names() if parse(card_text)[0] not in dead]
+    assert len(payoffs) == 44 and len(set(payoffs)) == 2     # 10,000 won or lost
+    value = all_in_value(tuple(tuple(parse(h)) for h in holes), tuple(parse(turn)), 0, 10_000)
+    assert value == pytest.approx(np.mean(payoffs), abs=1e-9)
+    assert all_in_value(tuple(tuple(parse(h)) for h in holes), tuple(parse(turn)), 1,
+                        10_000) == pytest.approx(-value)
+
+
+def _card_names():
+    return [r + s for r in "23456789TJQKA" for s in "cdhs"]
+
+
+class _TurnShoveBot(_ShoveBot):
+    """Checks or calls before the turn, then goes all-in whenever it can."""
+
+    def policy(self, state):
+        if int(state.street) < 2:
+            legal = state.legal_actions()
+            action = Action.check() if ActionKind.CHECK in legal else Action.call()
+            return ["c"], [action], np.ones((1, len(COMBOS)))
+        return super().policy(state)
+
+
+def test_lbr_scores_a_turn_all_in_by_its_expectation_not_the_river_dealt(bp):
+    """Whatever river the deal holds, a hand all-in on the turn scores the same: LBR's
+    expected chips over the 44 rivers (lower variance, same mean)."""
+    from holdem.subgame.lbr import all_in_value
+
+    table = real_table(bp, 10_000, 100)
+    scores = []
+    for river in ("8d", "Kh"):                      # LBR loses, then wins, at showdown
+        state = HandState(table, hole_cards=[parse("Qh Qc"), parse("6c 4d")],
+                          board=parse(f"Qs 7h 2c 5s {river}"))
+        scores.append(lbr_hand(state, 0, _TurnShoveBot(), (1.0,), True, 2,
+                               {"decisions": 0, "raises": 0}))
+        assert state.is_terminal and min(state.total_commitments) == 10_000
+        assert state.payoffs()[0] == (-10_000 if river == "8d" else 10_000)
+    holes = (tuple(parse("Qh Qc")), tuple(parse("6c 4d")))
+    assert scores[0] == scores[1] == pytest.approx(
+        all_in_value(holes, tuple(parse("Qs 7h 2c 5s")), 0, 10_000))
+
+
+def test_bots_sharing_a_cache_read_a_spot_solved_before_instead_of_solving_it_again(bp):
+    from holdem.subgame.resolving import SolveCache
+
+    cache = SolveCache(size=2)
+    bots = [ResolvingBot(bp, 100, np.random.default_rng(s), street="river", target=2.0,
+                         max_iterations=40, cache=cache) for s in (0, 1)]
+    first = bots[0].policy(_river_state(bp))
+    second = bots[1].policy(_river_state(bp))
+    assert (bots[0].solves, bots[1].solves, bots[1].reused, cache.hits) == (1, 0, 1, 1)
+    assert first[0] == second[0]
+    np.testing.assert_array_equal(first[2], second[2])
+    alone = ResolvingBot(bp, 100, np.random.default_rng(2), street="river", target=2.0,
+                         max_iterations=40)
+    np.testing.assert_array_equal(alone.policy(_river_state(bp))[2], first[2])  # deterministic
+    other = _river_state(bp, [Action(ActionKind.BET, 150)])      # off the tree: a new spot
+    bots[1].policy(other)
+    assert bots[1].solves == 1 and cache.hits == 1
+
+
+def test_a_turn_solve_uses_the_turn_menu_and_the_river_the_default_one(bp):
+    from holdem.subgame.resolving import TURN_MENU
+    from holdem.subgame.tree import RIVER, TURN, BetMenu
+
+    bot = ResolvingBot(bp, 100, np.random.default_rng(0), street="turn")
+    assert bot.menu == {TURN: TURN_MENU, RIVER: BetMenu()}
+    assert TURN_MENU.bets == {TURN: (1.0,), RIVER: (1.0,)} and TURN_MENU.max_raises == 3
+    one = BetMenu.uniform(bets=(0.5,))
+    assert ResolvingBot(bp, 100, np.random.default_rng(0), menu=one).menu == {TURN: one,
+                                                                             RIVER: one}
+
+
+def test_deals_per_board_share_the_board_and_deal_disjoint_hole_cards(bp):
+    from holdem.subgame.lbr import _deals, _group_means
+
+    table = real_table(bp, 10_000, 100)
+    deals = list(_deals(table, 3, 7, 3))
+    assert len(deals) == 7
+    boards = [board for _, board, _ in deals]
+    assert boards[0] == boards[1] == boards[2] != boards[3] == boards[5] != boards[6]
+    for holes, board, seeds in deals:
+        cards = list(holes[0]) + list(holes[1]) + list(board)
+        assert len(set(cards)) == 9 and len(seeds) == 2
+    assert len({d[0] for d in deals[:3]}) == 3                # new hole cards each deal
+    independent = list(_deals(table, 3, 2, 1))
+    expected = HandState(table, rng=np.random.default_rng(
+        np.random.SeedSequence(3).spawn(2)[0].generate_state(3)[0]))
+    assert independent[0][:2] == (expected.hole_cards, expected.full_board)
+    assert _group_means([1, 2, 3, 4, 5, 6, 7], 3) == [2.0, 5.0, 7.0]
+    with pytest.raises(ValueError, match="per_board"):
+        resolve_lbr(bp, LbrSetting.parse("fcpa:3-4"), deals=1, per_board=0)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--vs-checkpoint", "HUNL", "--resolve-per-board", "5"], "applies to --resolve with --lbr"),
+    (["--lbr", "fcpa:3-4", "--resolve-per-board", "0"], "must be at least 1"),
+])
+def test_resolve_per_board_is_refused_where_it_means_nothing(hunl_run, capsys, args, message):
+    from holdem.cli import eval_blueprint
+
+    with pytest.raises(SystemExit) as stop:
+        eval_blueprint.main(["--checkpoint", str(hunl_run), "--resolve", "turn",
+                             *[str(hunl_run) if a == "HUNL" else a for a in args]])
+    assert stop.value.code == 2 and message in capsys.readouterr().err

@@ -73,6 +73,11 @@ def build_parser():
                         "(default 0.5)")
     p.add_argument("--resolve-iterations", type=int, default=300, metavar="N",
                    help="--resolve: at most N iterations per solve (default 300)")
+    p.add_argument("--resolve-per-board", type=int, default=1, metavar="N",
+                   help="--resolve --lbr: deal the hands in groups of N deals that share a "
+                        "board, so the bot reads a spot it met before in the group from a "
+                        "cache instead of solving it again (a turn solve takes seconds); the "
+                        "intervals are computed over the groups (default 1: independent deals)")
     p.add_argument("--resolve-safe", action="store_true",
                    help="--resolve: safe re-solving, the re-solve gadget (the opponent may take "
                         "its blueprint value per hand instead of entering the subgame), on the "
@@ -111,6 +116,10 @@ def main(argv=None):
     if args.resolve_safe and args.resolve != "river":
         parser.error("--resolve-safe needs --resolve river (the gadget's blueprint values are "
                      "computed for a river spot)")
+    if args.resolve_per_board != 1 and not (args.resolve and args.lbr):
+        parser.error("--resolve-per-board applies to --resolve with --lbr")
+    if args.resolve_per_board < 1:
+        parser.error("--resolve-per-board must be at least 1")
     if not args.resolve_target > 0 or args.resolve_iterations < 1:
         parser.error("--resolve-target must be above 0 and --resolve-iterations positive")
     if args.threads < 1:
@@ -276,10 +285,13 @@ def _resolve(args):
     print(f"iterations: {bp.metadata['iterations']}")
     deals = max(1, args.hands // 2)
     every = max(1, deals // 10)
+    if args.resolve_per_board > 1:              # every group, with the result so far
+        every = args.resolve_per_board
 
-    def progress(done, total, seconds):
+    def progress(done, total, seconds, partial=None):
         if done % every == 0 or done == total:
-            print(f"  {2 * done}/{2 * total} hands, {seconds:.0f} s", file=sys.stderr,
+            so_far = f"; so far {partial.line()[5:]}" if partial is not None else ""
+            print(f"  {2 * done}/{2 * total} hands, {seconds:.0f} s{so_far}", file=sys.stderr,
                   flush=True)
 
     options = dict(street=args.resolve, deals=deals, seed=args.seed,
@@ -294,7 +306,7 @@ def _resolve(args):
               f"({result.seconds:.1f} s)")
     for setting in args.lbr or []:
         try:
-            result = resolve_lbr(bp, setting, **options)
+            result = resolve_lbr(bp, setting, per_board=args.resolve_per_board, **options)
         except ValueError as exc:
             raise ConfigError(f"--lbr {setting} with --resolve: {exc}") from None
         print(f"lbr {setting} {result.line()[5:]}")

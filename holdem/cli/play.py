@@ -18,6 +18,7 @@ end of input quits cleanly. ``--history FILE`` writes every finished hand to FIL
 Hand History format (:mod:`holdem.analysis.hand_history`).
 """
 
+import os
 import sys
 
 import numpy as np
@@ -121,8 +122,9 @@ class PlaySession:
         if resolve:
             from holdem.subgame.resolving import ResolvingBot
 
+            threads = max(1, min(8, os.cpu_count() or 1))   # a turn spot's rivers in parallel
             self.bot = ResolvingBot(bp, big_blind, np.random.default_rng(bot_seed),
-                                    street=resolve, safe=safe)
+                                    street=resolve, safe=safe, threads=threads)
         else:
             self.bot = BlueprintBot(bp, big_blind, np.random.default_rng(bot_seed))
         self.total, self.hands = 0, 0

@@ -17,6 +17,10 @@ it does with every combo (:meth:`ResolvingBot.policy`), on the real rules engine
   probability of calling.
 - Equity: LBR's share of the pot against each combo over every board completion (exact).
 - Every deal is played twice, LBR in each seat with the same cards (a duplicate pair).
+- All-in before the river: the hand is scored by LBR's expected chips over every completion of
+  the board at that point (:func:`all_in_value`: 44 rivers from the turn, 990 from the flop),
+  not by the one run-out dealt. The expectation is the same and the variance lower; a preflop
+  all-in keeps its dealt board.
 
 Only the settings that act from the turn on (``fc:3-4``, ``fcpa:3-4``, ``56:3-4``): acting
 preflop with a re-solving bot is the blueprint's LBR.
@@ -33,7 +37,7 @@ from holdem.evaluator.kernels import rank7_batch_kernel
 from holdem.games.nlhe.records import Action, ActionKind
 from holdem.games.nlhe.rules import HandState
 from holdem.subgame.match import _mean_ci
-from holdem.subgame.resolving import ResolvingBot
+from holdem.subgame.resolving import ResolvingBot, SolveCache
 from holdem.subgame.solver import COMBOS
 
 BIG_BLIND = 100
@@ -65,6 +69,30 @@ def equity_vector(hole, board):
         count += live
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, score / count, 0.0)
+
+
+def all_in_value(holes, board, lbr, matched):
+    """LBR's expected chips when both hands are all-in for ``matched`` chips each (or one is,
+    the rest returned) with ``board`` (3 or 4 cards) to complete: ``matched`` x (2 x its share
+    of the pot over every completion - 1)."""
+    dead = set(board) | set(holes[0]) | set(holes[1])
+    live = [c for c in range(52) if c not in dead]
+    need = 5 - len(board)
+    if need == 1:
+        runouts = np.array(live, dtype=np.int64)[:, None]
+    else:
+        i, j = np.triu_indices(len(live), 1)
+        runouts = np.stack([np.array(live)[i], np.array(live)[j]], axis=1).astype(np.int64)
+    rows = np.empty((2, len(runouts), 7), dtype=np.int64)
+    ranks = np.empty((2, len(runouts)), dtype=np.int32)
+    for seat in (0, 1):
+        rows[seat, :, :len(board)] = board
+        rows[seat, :, len(board):5] = runouts
+        rows[seat, :, 5:] = holes[seat]
+        rank7_batch_kernel(rows[seat], ranks[seat])
+    mine, theirs = ranks[lbr], ranks[1 - lbr]
+    share = float(np.mean((mine > theirs) + 0.5 * (mine == theirs)))
+    return matched * (2.0 * share - 1.0)
 
 
 def _candidates(state, fractions, all_in):
@@ -148,11 +176,11 @@ def lbr_hand(state, lbr, bot, fractions, all_in, first_round, stats):
                     seen += p
             if (belief * seen).sum() > 0:
                 belief *= seen
-            state.apply(decision.action)
+            _apply(state, decision.action, stats)
             continue
         if int(state.street) < first_round:
             legal = state.legal_actions()
-            state.apply(Action.check() if ActionKind.CHECK in legal else Action.call())
+            _apply(state, Action.check() if ActionKind.CHECK in legal else Action.call(), stats)
             continue
         board = state.board
         dead = set(board)
@@ -170,8 +198,19 @@ def lbr_hand(state, lbr, bot, fractions, all_in, first_round, stats):
                 best, best_value = action, value
         stats["decisions"] += 1
         stats["raises"] += best.kind in (ActionKind.BET, ActionKind.RAISE)
-        state.apply(best)
-    return state.payoffs()[lbr]
+        _apply(state, best, stats)
+    return state.payoffs()[lbr] if "all_in" not in stats else stats.pop("all_in")[lbr]
+
+
+def _apply(state, action, stats):
+    """Apply ``action``; when it leaves both hands all-in on the flop or turn, put LBR's
+    expected chips over the run-outs in ``stats["all_in"]`` (per seat) for the hand's score."""
+    seen = len(state.board)
+    state.apply(action)
+    if state.is_terminal and 3 <= seen < 5 and not any(state.folded):
+        matched = min(state.total_commitments)
+        value = all_in_value(state.hole_cards, state.full_board[:seen], 0, matched)
+        stats["all_in"] = (value, -value)
 
 
 @dataclass
@@ -188,52 +227,103 @@ class ResolveLbrResult:
     hands: int                  # hands against each bot (two per duplicate deal)
     solves: int
     seconds: float              # both matches
+    reused: int = 0             # solutions read from the cache (``per_board``) instead
 
     def line(self):
         return (f"lbr: {self.mbb_per_hand:.0f} ± {self.ci95:.0f} mbb/hand against the "
                 f"re-solving bot, {self.blueprint_mbb:.0f} ± {self.blueprint_ci95:.0f} against "
                 f"its blueprint alone, difference {self.difference:.0f} ± "
                 f"{self.difference_ci95:.0f} (95% CI, {self.hands} hands each, {self.solves} "
-                f"solves, {2 * self.hands / self.seconds:.1f} hands/s)")
+                f"solves{f', {self.reused} read again' if self.reused else ''}, "
+                f"{2 * self.hands / self.seconds:.2f} hands/s)")
+
+
+def _deals(table, seed, deals, per_board):
+    """(hole_cards, full_board) of ``deals`` deals: independent ones (``per_board`` 1), or
+    groups of ``per_board`` deals that share a board, the hole cards dealt from the rest."""
+    seeds = np.random.SeedSequence(seed).spawn(deals if per_board == 1 else
+                                               -(-deals // per_board))
+    for i in range(deals):
+        if per_board == 1:
+            deal_seed, *bot_seeds = seeds[i].generate_state(3)
+            cards = HandState(table, rng=np.random.default_rng(deal_seed))
+            yield cards.hole_cards, cards.full_board, bot_seeds
+            continue
+        group, k = divmod(i, per_board)
+        board_seed = seeds[group].generate_state(1)[0]
+        board = tuple(int(c) for c in np.random.default_rng(board_seed).permutation(52)[:5])
+        deal_seed, *bot_seeds = np.random.SeedSequence([int(board_seed), k]).generate_state(3)
+        rest = np.array([c for c in range(52) if c not in board])
+        holes = np.random.default_rng(deal_seed).permutation(rest)[:4].tolist()
+        yield (tuple(holes[:2]), tuple(holes[2:])), board, bot_seeds
+
+
+def _group_means(values, per_board):
+    """The means of consecutive groups of ``per_board`` values (deals that share a board are
+    not independent; the groups are)."""
+    values = np.asarray(values, dtype=np.float64)
+    return [values[i:i + per_board].mean() for i in range(0, len(values), per_board)]
 
 
 def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, target=0.5,
-                max_iterations=300, menu=None, threads=1, progress=None, safe=False):
+                max_iterations=300, menu=None, threads=1, progress=None, safe=False,
+                per_board=1):
     """LBR with ``setting`` (an :class:`holdem.analysis.lbr.LbrSetting` acting from the turn)
     against ``bp`` re-solving from ``street``, and against ``bp`` alone on the same deals, the
-    bot drawing from the same stream (so both play alike until the re-solved street)."""
+    bot drawing from the same stream (so both play alike until the re-solved street).
+
+    ``per_board`` > 1 deals the hands in groups that share a board: the bot meets the same
+    public spot with the same ranges again within a group and reads the solution from a
+    :class:`SolveCache` instead of solving again (a turn solve takes seconds); the intervals
+    are then computed over the groups' means."""
     from holdem.analysis.lbr import ROUNDS
 
     first_round = ROUNDS[setting.rounds]
     if first_round < 2 or setting.actions == "abstract":
         raise ValueError(f"LBR against a re-solving bot acts from the turn on with fc, fcpa or "
                          f"56 (3-4 settings), not {setting}")
+    if per_board < 1:
+        raise ValueError(f"per_board must be at least 1, got {per_board}")
     fractions = tuple(float(f) for f in setting.fractions)
     table = real_table(bp, round(stack * BIG_BLIND), BIG_BLIND)
     to_mbb = 1000.0 / BIG_BLIND
     resolved, alone, solves = [], [], 0
     stats = {"decisions": 0, "raises": 0}
+    cache = SolveCache() if per_board > 1 else None
     start = time.perf_counter()
-    for i, ss in enumerate(np.random.SeedSequence(seed).spawn(deals)):
-        deal_seed, *bot_seeds = ss.generate_state(3)
-        cards = HandState(table, rng=np.random.default_rng(deal_seed))
+    for i, (holes, board, bot_seeds) in enumerate(_deals(table, seed, deals, per_board)):
         totals = [0.0, 0.0]
         for lbr in (0, 1):
             for k, bot_street in enumerate((street, 4)):      # 4: never re-solves
                 bot = ResolvingBot(bp, BIG_BLIND, np.random.default_rng(bot_seeds[lbr]),
                                    street=bot_street, target=target,
                                    max_iterations=max_iterations, menu=menu, threads=threads,
-                                   safe=safe)
-                state = HandState(table, hole_cards=cards.hole_cards, board=cards.full_board)
+                                   safe=safe, cache=cache)
+                state = HandState(table, hole_cards=holes, board=board)
                 totals[k] += lbr_hand(state, lbr, bot, fractions, setting.bet_allin,
                                       first_round, stats) * to_mbb
                 solves += bot.solves
         resolved.append(totals[0] / 2)
         alone.append(totals[1] / 2)
         if progress is not None:
-            progress(i + 1, deals, time.perf_counter() - start)
+            seconds = time.perf_counter() - start
+            whole = (i + 1) - (i + 1) % per_board      # the deals of complete groups
+            partial = (_result(resolved[:whole], alone[:whole], per_board, solves, seconds,
+                               cache.hits if cache else 0) if whole >= 2 * per_board else None)
+            progress(i + 1, deals, seconds, partial)
+    return _result(resolved, alone, per_board, solves, time.perf_counter() - start,
+                   cache.hits if cache else 0)
+
+
+def _result(resolved, alone, per_board, solves, seconds, reused):
+    """The :class:`ResolveLbrResult` of the deals played (per deal: LBR's mbb/hand against the
+    bot and against its blueprint alone); intervals over the groups of ``per_board``."""
+    hands = 2 * len(resolved)
+    difference = np.array(resolved) - np.array(alone)
+    if per_board > 1:
+        resolved, alone, difference = (_group_means(v, per_board)
+                                       for v in (resolved, alone, difference))
     mean, ci = _mean_ci(resolved)
     bmean, bci = _mean_ci(alone)
-    dmean, dci = _mean_ci(np.array(resolved) - np.array(alone))
-    return ResolveLbrResult(mean, ci, bmean, bci, dmean, dci, 2 * deals, solves,
-                            time.perf_counter() - start)
+    dmean, dci = _mean_ci(difference)
+    return ResolveLbrResult(mean, ci, bmean, bci, dmean, dci, hands, solves, seconds, reused)

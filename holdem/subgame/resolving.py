@@ -18,6 +18,8 @@ did against the blueprint. It is the cheapest technique and what the measurement
 the model gives no weight) the bot falls back to the blueprint.
 """
 
+from collections import OrderedDict
+
 import numpy as np
 
 from holdem.analysis.bot import BlueprintBot, Decision, bot_action, real_line
@@ -27,6 +29,37 @@ from holdem.subgame.solver import COMBOS, Spot, SubgameSolver, combo_index
 from holdem.subgame.tree import CHANCE, RIVER, TURN, BetMenu
 
 STREETS = {"turn": TURN, "river": RIVER}
+
+# The sizes of a subgame that starts on the turn: pot-size bets and raises, all-in, three bets
+# or raises a street. A turn subgame holds a river subtree per card for every line that sees
+# the river, so its size multiplies with the menu's: the river menu's half-pot bets and an
+# uncapped raise war made 25,000-40,000-node trees that took 60-120 s to solve on two cores
+# (README: Solve a spot); this one has 4,000-8,000 nodes. The river, solved again when its
+# card comes, keeps the full default menu (BetMenu()).
+TURN_MENU = BetMenu.uniform(bets=(1.0,), raises=(1.0,), all_in=True, max_raises=3)
+
+
+class SolveCache:
+    """The last ``size`` solutions by spot (board, pot, stack, ranges, extra sizes, gadget,
+    target): a bot that meets the same spot again -- the same public line with the same
+    ranges, as in an evaluation that deals many hands on one board -- reads the solution
+    instead of solving it again. Solving is deterministic, so a hit is what a solve would
+    give. Shared by the bots of an evaluation; holds solvers' arrays (``memory_bytes`` each)."""
+
+    def __init__(self, size=4):
+        self.size, self.hits, self._items = size, 0, OrderedDict()
+
+    def get(self, key):
+        solver = self._items.get(key)
+        if solver is not None:
+            self._items.move_to_end(key)
+            self.hits += 1
+        return solver
+
+    def put(self, key, solver):
+        self._items[key] = solver
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
 
 
 def street_labels(state, street):
@@ -83,11 +116,14 @@ def _match(own, theirs):
 class ResolvingBot:
     """Plays like :class:`BlueprintBot` before ``street`` and solves from there (module
     docstring). ``target``: exploitability to solve to, % of the pot; ``max_iterations`` caps a
-    solve; ``menu``: the subgame's bet sizes (default: the blueprint's default sizes);
-    ``min_weight``: combos under this share of their range's largest weight are left out."""
+    solve; ``menu``: the subgame's bet sizes, one :class:`BetMenu` or {street: BetMenu} by the
+    street a solve starts on (default: :data:`TURN_MENU` from the turn, ``BetMenu()`` -- half
+    pot, pot, all-in -- on the river); ``min_weight``: combos under this share of their
+    range's largest weight are left out; ``cache``: a :class:`SolveCache` shared by bots."""
 
     def __init__(self, bp, big_blind, rng, street=RIVER, target=0.5, max_iterations=300,
-                 menu=None, threads=1, min_weight=1e-3, safe=False, safe_values="average"):
+                 menu=None, threads=1, min_weight=1e-3, safe=False, safe_values="average",
+                 cache=None):
         self.blueprint = BlueprintBot(bp, big_blind, rng)
         self.bp, self.big_blind, self.rng = bp, big_blind, rng
         self.street = STREETS.get(street, street)
@@ -96,11 +132,15 @@ class ResolvingBot:
             from holdem.subgame.blueprint import blueprint_menu
 
             menu = blueprint_menu(bp, self.street)
-        self.menu = menu if menu is not None else BetMenu()
+        if menu is None:
+            menu = {TURN: TURN_MENU, RIVER: BetMenu()}
+        self.menu = menu if isinstance(menu, dict) else {TURN: menu, RIVER: menu}
+        self.cache = cache
         self.safe, self.safe_values = safe, safe_values
         self.gadgets = 0                 # streets solved with the safe gadget
         self.threads, self.min_weight = threads, min_weight
         self.solves = 0                  # subgames solved so far (re-solves included)
+        self.reused = 0                  # subgames read from the cache instead
         self._hand = None
         self._game = None                # (street, solver, extra sizes) of the current street
         self._values = {}                # street -> the opponent's blueprint values (safe)
@@ -210,16 +250,30 @@ class ResolvingBot:
         pot = state.pot_total - sum(state.street_commitments)
         stack = min(s + c for s, c in zip(state.stacks, state.street_commitments))
         return Spot.make(state.board[:street + 2], ranges[0], ranges[1], pot=pot, stack=stack,
-                         menu=self.menu, extra=extra)
+                         menu=self.menu[street], extra=extra)
 
     def _solve(self, state, street, ranges, extra):
-        solver = SubgameSolver(self._spot(state, street, ranges, extra), threads=self.threads)
+        spot = self._spot(state, street, ranges, extra)
         values = self._values.get(street)
+        key = None
+        if self.cache is not None:
+            key = (tuple(spot.board), spot.pot, spot.stack, spot.ranges[0].tobytes(),
+                   spot.ranges[1].tobytes(), repr(spot.menu),
+                   tuple(sorted((k, tuple(sorted(v))) for k, v in extra.items())),
+                   None if values is None else (self._opponent(state), values.tobytes()),
+                   self.target, self.max_iterations)
+            solver = self.cache.get(key)
+            if solver is not None:
+                self.reused += 1
+                return solver
+        solver = SubgameSolver(spot, threads=self.threads)
         if values is not None:
             solver.set_gadget(self._opponent(state), values)
         solver.solve(target=self.target, max_iterations=self.max_iterations)
         solver.close()
         self.solves += 1
+        if key is not None:
+            self.cache.put(key, solver)
         return solver
 
     def _street_game(self, state):
