@@ -185,6 +185,12 @@ def _no_limit(config):
     return _when("game.name", *no_limit)(config)
 
 
+def _seats(config):
+    """``game.num_players`` applies to the games dealt to more than two players."""
+    return _when("game.name", *[name for name in registry.names()
+                                if registry.spec(name).max_players > 2])(config)
+
+
 def _baseline_set(config):
     reason = _no_limit(config)
     if reason is None and config.train.eval_baseline is None:
@@ -218,8 +224,9 @@ def _cheap_eval(config):
 # condition is rejected; one that only comes along from defaults or a stored config is left out
 # of to_dict. (The actions section as a whole is No-Limit only.)
 _APPLIES = {
-    **{("game", name): _no_limit for name in ("num_players", "stack", "small_blind", "big_blind",
-                                           "ante", "buckets")},
+    ("game", "num_players"): _seats,
+    **{("game", name): _no_limit for name in ("stack", "small_blind", "big_blind", "ante",
+                                              "buckets")},
     ("solver", "exploration"): _when("solver.sampling", "outcome"),
     ("solver", "discount_interval"): _when("solver.weighting", "linear"),
     ("solver", "discount_stop"): _when("solver.weighting", "linear", "dcfr"),
@@ -248,6 +255,14 @@ WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "
 _STORED_WHEN_SET = {("train", "worker_restarts"), ("train", "worker_restart_window"),
                     ("train", "eval_lbr"), ("train", "eval_lbr_interval"),
                     ("train", "eval_lbr_hands")}
+
+
+def _stored_when_set(config, section, name):
+    """Whether key ``section.name`` is stored only when set (:data:`_STORED_WHEN_SET`; and
+    ``game.num_players`` of the limit games, which took seats after their runs were stored)."""
+    if (section, name) == ("game", "num_players"):
+        return not registry.spec(config.game.name).no_limit
+    return (section, name) in _STORED_WHEN_SET
 
 
 def _reason_unused(config, section, name):
@@ -400,6 +415,11 @@ def _check_combinations(config, origin):
         raise ConfigError(f"{where}: solver.average_max_street: {config.game.name} has "
                           f"{streets} street{'s' if streets > 1 else ''} (0..{streets - 1}), "
                           f"got {street}")
+    players = config.game.num_players
+    if players > spec.max_players:
+        where = origin.get("game.num_players", config.source)
+        raise ConfigError(f"{where}: game.num_players: {config.game.name} is for 2.."
+                          f"{spec.max_players} players, got {players}")
     if spec.implicit(config.game.num_players) and config.solver.sampling != "external":
         where = origin.get("solver.sampling", config.source)
         raise ConfigError(f"{where}: solver.sampling: {config.solver.sampling} is not available "
@@ -499,7 +519,7 @@ def to_dict(config):
         defaults = _defaults(section)
         values = {k: _plain(v) for k, v in dataclasses.asdict(getattr(config, section)).items()
                   if _reason_unused(config, section, k) is None
-                  and not ((section, k) in _STORED_WHEN_SET and v == defaults[k])}
+                  and not (_stored_when_set(config, section, k) and v == defaults[k])}
         if values:
             out[section] = values
     return out

@@ -4,6 +4,7 @@ Seeds come from here so every test is reproducible; games and evaluators are bui
 session (they are immutable).
 """
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,8 @@ import pytest
 from holdem.analysis.exact import ExactEvaluator
 from holdem.analysis.strategy import uniform_profile
 from holdem.games import make_game
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 
 @pytest.fixture
@@ -32,6 +35,19 @@ def kuhn():
 @pytest.fixture(scope="session")
 def leduc():
     return make_game("leduc")
+
+
+@pytest.fixture(scope="session")
+def three_players():
+    """``three_players(name)``: (game, exact evaluator) of ``configs/NAME3.yaml`` (``kuhn`` or
+    ``leduc`` for three players), each built once."""
+    from holdem import config as config_mod
+
+    @functools.cache
+    def build(name):
+        game = make_game(config_mod.load(CONFIGS / f"{name}3.yaml"))
+        return game, ExactEvaluator(game)
+    return build
 
 
 @pytest.fixture(scope="session")
@@ -71,6 +87,7 @@ def kuhn_evaluator(kuhn):
 @pytest.fixture(scope="session")
 def leduc_evaluator(leduc):
     return ExactEvaluator(leduc)
+
 
 
 @pytest.fixture

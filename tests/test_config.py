@@ -216,17 +216,24 @@ def test_key_that_cannot_take_effect_is_rejected(tmp_path, text, key):
 
 @pytest.mark.parametrize("key", sorted(f"{s}.{n}" for s, n in config._APPLIES))
 def test_every_conditional_key_is_rejected_outside_its_condition(tmp_path, key):
-    """Kuhn with default solver settings meets none of the conditions but eval_interval's."""
+    """Kuhn with default solver settings meets none of the conditions but eval_interval's and
+    num_players' (a two-player-only game stands in: every registered small game seats 3)."""
     section, name = key.split(".")
-    game = "nlhe" if key == "train.eval_interval" else "kuhn"     # (6-max: no cheap eval)
+    game = {"train.eval_interval": "nlhe",                       # (6-max: no cheap eval)
+            "game.num_players": "heads_up_toy"}.get(key, "kuhn")
     value = config._defaults(section)[name]
     if value is None:
         value = {"train.eval_baseline": "call", "game.buckets": "x.buckets"}.get(key, 10)
     data = {"game": {"name": game, **({"num_players": 6} if game == "nlhe" else {})}}
-    data.setdefault(section, {})[name] = value
+    data.setdefault(section, {})[name] = 3 if key == "game.num_players" else value
     path = write(tmp_path, yaml.safe_dump(data))
-    with pytest.raises(ConfigError, match=f"{key}: takes effect only with"):
-        config.load(path)
+    registry.register(registry.GameSpec(name="heads_up_toy", build="holdem.games.small:build_kuhn",
+                                        streets=1))
+    try:
+        with pytest.raises(ConfigError, match=f"{key}: takes effect only with"):
+            config.load(path)
+    finally:
+        registry.unregister("heads_up_toy")
 
 
 def test_eval_lbr_takes_the_lbr_settings(tmp_path):
@@ -267,7 +274,7 @@ def test_stored_config_of_an_older_version_loads():
     full["actions"] = {k: config._plain(v) for k, v in full["actions"].items()}
     stored = config.from_stored(full, source="checkpoint x.ckpt")
     assert stored == leduc() and stored.game.stack == 100.0
-    with pytest.raises(ConfigError, match="^x: game.num_players: takes effect only with"):
+    with pytest.raises(ConfigError, match="^x: game.stack: takes effect only with"):
         config.from_dict(full, source="x")
 
 

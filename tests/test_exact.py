@@ -1,6 +1,8 @@
 """Exact evaluation (holdem.analysis.exact) against known answers and a reference best response.
 
-Known answers: the uniform profile's exploitability (Kuhn 11/24, Leduc 2.373611), Kuhn's
+Known answers: the uniform profile's exploitability (Kuhn 11/24, Leduc 2.373611; with three
+players NashConv 2.0625 and 12.6112, OpenSpiel's figures for ``kuhn_poker`` and ``leduc_poker``
+with ``players=3``), Kuhn's
 equilibrium family (exploitability 0, value -1/18 for player 0) and a pure always-bet/always-call
 profile worked out by hand. Random profiles are compared with the reference best response and a
 brute force over every pure strategy (Kuhn).
@@ -62,6 +64,15 @@ def test_uniform_exploitability_leduc(leduc_evaluator, leduc):
     profile = uniform_profile(leduc)
     assert leduc_evaluator.nash_conv(profile) == pytest.approx(4.747222, abs=1e-6)
     assert leduc_evaluator.exploitability(profile) == pytest.approx(2.373611, abs=1e-6)
+
+
+@pytest.mark.parametrize("game_name,nash_conv", [("kuhn", 2.0625), ("leduc", 12.6112)])
+def test_uniform_nash_conv_with_three_players(three_players, game_name, nash_conv):
+    game, evaluator = three_players(game_name)
+    profile = uniform_profile(game)
+    assert evaluator.nash_conv(profile) == pytest.approx(nash_conv, abs=1e-4)
+    assert evaluator.exploitability(profile) == pytest.approx(nash_conv / 3, abs=1e-4)
+    assert sum(evaluator.expected_values(profile)) == pytest.approx(0.0, abs=1e-12)
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.1, 1 / 6, 1 / 3])
@@ -127,6 +138,29 @@ def test_random_profiles_against_reference(request, random_profile, game_name, z
             nash_conv += expected
         assert nash_conv > 0.0
         assert evaluator.exploitability(profile) == pytest.approx(nash_conv / 2, abs=1e-12)
+
+
+@pytest.mark.parametrize("game_name,profiles,zero_prob", [
+    ("kuhn", 5, 0.0), ("kuhn", 5, 0.5),
+    pytest.param("leduc", 1, 0.5, marks=pytest.mark.slow),     # the reference takes a minute
+])
+def test_three_player_profiles_against_reference(three_players, random_profile, game_name,
+                                                 profiles, zero_prob):
+    game, evaluator = three_players(game_name)
+    for _ in range(profiles):
+        profile = random_profile(game, zero_prob)
+        values = evaluator.expected_values(profile)
+        nash_conv = 0.0
+        for player in range(3):
+            assert values[player] == pytest.approx(
+                reference.expected_value(game, profile, player), abs=1e-12)
+            expected = reference.best_response_value(game, profile, player)
+            assert evaluator.best_response_value(profile, player) == \
+                pytest.approx(expected, abs=1e-12)
+            assert expected >= values[player] - 1e-12
+            nash_conv += expected
+        assert evaluator.nash_conv(profile) == pytest.approx(nash_conv, abs=1e-12)
+        assert evaluator.exploitability(profile) == pytest.approx(nash_conv / 3, abs=1e-12)
 
 
 def test_vanilla_cfr_reference_converges_on_kuhn(kuhn_evaluator, kuhn):

@@ -92,10 +92,20 @@ def first_applicable(candidates, game, **options):
     return None
 
 
+@dataclass(frozen=True)
+class ExactResult:
+    """What :class:`Exploitability` found: NashConv (chips per game, summed over the players)
+    and, when asked for, each player's expected value (a tuple, player 0 first)."""
+
+    nash_conv: float
+    values: tuple = None
+
+
 @register
 class Exploitability(Metric):
-    """Exact exploitability (NashConv / 2, chips per game) of the average strategy; with
-    ``values`` also each player's expected value (``detail``)."""
+    """Exact exploitability (NashConv / number of players, chips per game) of the average
+    strategy; ``detail`` is an :class:`ExactResult` (with ``values``, each player's expected
+    value)."""
 
     name = "exploitability"
     needs = EXACT
@@ -112,10 +122,14 @@ class Exploitability(Metric):
 
         start = time.perf_counter()
         profile, _ = average_profile(self.game, store.used())
-        value = self.evaluator.exploitability(profile)
-        detail = self.evaluator.expected_values(profile) if self.values else None
-        return self._timed(start, key=self.name, value=value, unit="chips/game",
-                           text=f"exploitability={value:.6g}", detail=detail)
+        nash_conv = self.evaluator.nash_conv(profile)
+        value = nash_conv / self.game.num_players
+        values = self.evaluator.expected_values(profile) if self.values else None
+        text = f"exploitability={value:.6g}"
+        if self.game.num_players > 2:
+            text += f" nash_conv={nash_conv:.6g}"
+        return self._timed(start, key=self.name, value=value, unit="chips/game", text=text,
+                           detail=ExactResult(nash_conv, values))
 
 
 @register

@@ -1,45 +1,48 @@
 """Exact evaluation of small games: expected values, best responses and exploitability.
 
-Every deal of the (tiny) deck is enumerated with its probability, and values are vectors over
-deals, one per tree node. A best response for player i picks, at each of i's infosets
-(decision node, bucket), the action maximizing sum over deals in the infoset of
-opponent-reach x chance x value, which is exact for perfect-recall games.
+Every deal of the (tiny) deck is enumerated with its probability, deals that look the same to
+the game (the same buckets and showdown strengths: suits only tell cards apart) merged into one,
+and :mod:`holdem.analysis.exact_kernels` walks the betting tree once per player with vectors
+over deals. A best response for player i picks, at each of i's infosets (decision node, bucket),
+the action maximizing sum over deals in the infoset of chance x the other players' reach x
+value, which is exact for perfect-recall games.
 
-Exploitability = NashConv / 2 = (BR_0(sigma_1) + BR_1(sigma_0)) / 2 in chips per game (the game is
-zero-sum, so the profile's own values cancel).
+NashConv = sum over players of (best response value - the profile's value) = sum of the best
+response values, in chips per game (the games are zero-sum: the profile's values sum to 0).
+Exploitability = NashConv / number of players, as OpenSpiel's ``exploitability``.
 """
 
 import itertools
 
 import numpy as np
 
+from holdem.analysis.exact_kernels import make_value_work, tree_value
 from holdem.games import EXACT
-from holdem.games.tree import NodeKind
 
 
 def enumerate_deals(game):
-    """All deals as (buckets int64[D, P, S], strength int64[D, P], prob float64[D])."""
+    """All deals as (buckets int64[D, P, S], strength int64[D, P], prob float64[D]), deals with
+    the same buckets and strengths merged (their probabilities added)."""
     deal = game.deal
     ranks = deal.deck_ranks
     n = ranks.shape[0]
     p = game.num_players
     drawn = p + (1 if deal.num_streets > 1 else 0)
-    perms = list(itertools.permutations(range(n), drawn))
-    d = len(perms)
-    buckets = np.zeros((d, p, deal.num_streets), np.int64)
-    strength = np.zeros((d, p), np.int64)
-    r = deal.num_ranks
-    for i, cards in enumerate(perms):
-        for q in range(p):
-            private = ranks[cards[q]]
-            buckets[i, q, 0] = private
-            strength[i, q] = private
-            if deal.num_streets > 1:
-                board = ranks[cards[p]]
-                buckets[i, q, 1] = private * r + board
-                if private == board:
-                    strength[i, q] = r + private
-    return buckets, strength, np.full(d, 1.0 / d)
+    cards = np.array(list(itertools.permutations(range(n), drawn)), dtype=np.int64)
+    private = ranks[cards[:, :p]]                                     # [D, P]
+    buckets = np.zeros((cards.shape[0], p, deal.num_streets), np.int64)
+    buckets[:, :, 0] = private
+    strength = private.copy()
+    if deal.num_streets > 1:
+        board = ranks[cards[:, p]][:, None]
+        buckets[:, :, 1] = private * deal.num_ranks + board
+        strength = np.where(private == board, deal.num_ranks + private, private)
+    rows = np.concatenate([buckets.reshape(cards.shape[0], -1), strength], axis=1)
+    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    prob = np.bincount(inverse.ravel(), minlength=unique.shape[0]) / cards.shape[0]
+    width = p * deal.num_streets
+    return (np.ascontiguousarray(unique[:, :width].reshape(-1, p, deal.num_streets)),
+            np.ascontiguousarray(unique[:, width:]), prob)
 
 
 class ExactEvaluator:
@@ -51,81 +54,26 @@ class ExactEvaluator:
         self.game = game
         self.tree = game.tree
         self.buckets, self.strength, self.prob = enumerate_deals(game)
-        self._terminal = {}
-        for node in np.flatnonzero(self.tree.kind != NodeKind.DECISION):
-            self._terminal[int(node)] = np.stack(
-                [self._payoff(int(node), pl) for pl in range(2)])
+        self._work = make_value_work(game.max_depth, game.max_actions, game.bucket_stride,
+                                     self.prob.shape[0])
 
-    def _payoff(self, node, player):
-        tree = self.tree
-        contrib = tree.contrib[node]
-        other = 1 - player
-        if tree.kind[node] == NodeKind.FOLD:
-            folder = tree.player[node]
-            v = -contrib[player] if folder == player else contrib[other]
-            return np.full(self.prob.shape[0], v)
-        s_me, s_op = self.strength[:, player], self.strength[:, other]
-        return np.where(s_me > s_op, contrib[other],
-                        np.where(s_me < s_op, -contrib[player],
-                                 0.5 * (contrib[other] - contrib[player])))
-
-    def _keys(self, node):
-        tree = self.tree
-        pl, st = int(tree.player[node]), int(tree.street[node])
-        return int(tree.history[node]) * self.game.bucket_stride + self.buckets[:, pl, st]
-
-    def _reach(self, profile):
-        """Per node and player: each player's own reach probability, float64[N, 2, D]."""
-        tree = self.tree
-        n = tree.kind.shape[0]
-        reach = np.ones((n, 2, self.prob.shape[0]))
-        for node in range(n):
-            if tree.kind[node] != NodeKind.DECISION:
-                continue
-            pl = int(tree.player[node])
-            probs = profile[self._keys(node)]             # [D, A]
-            c0 = int(tree.child_start[node])
-            for a in range(int(tree.num_actions[node])):
-                reach[c0 + a] = reach[node]
-                reach[c0 + a, pl] = reach[node, pl] * probs[:, a]
-        return reach
+    def _value(self, profile, player, best_respond):
+        profile = np.ascontiguousarray(profile, dtype=np.float64)
+        return float(tree_value(self.tree, np.int64(self.game.bucket_stride), self.buckets,
+                                self.strength, self.prob, profile, np.int64(player),
+                                best_respond, self._work))
 
     def expected_values(self, profile):
-        """(value of player 0, value of player 1) of the profile, in chips per game."""
-        reach = self._reach(profile)
-        total = np.zeros(2)
-        for node, pay in self._terminal.items():
-            w = reach[node, 0] * reach[node, 1] * self.prob
-            total += pay @ w
-        return float(total[0]), float(total[1])
+        """Each player's value of the profile (a tuple, player 0 first), chips per game."""
+        return tuple(self._value(profile, p, False) for p in range(self.game.num_players))
 
     def best_response_value(self, profile, player):
-        """Value for ``player`` of a best response to the other player's part of ``profile``."""
-        tree = self.tree
-        opp = 1 - player
-        reach = self._reach(profile)
-        values = {}
-        for node in range(tree.kind.shape[0] - 1, -1, -1):   # children after parents (BFS)
-            if tree.kind[node] != NodeKind.DECISION:
-                values[node] = self._terminal[node][player]
-                continue
-            c0, na = int(tree.child_start[node]), int(tree.num_actions[node])
-            child = np.stack([values.pop(c0 + a) for a in range(na)], axis=1)   # [D, A]
-            if tree.player[node] == opp:
-                values[node] = (profile[self._keys(node)][:, :na] * child).sum(axis=1)
-                continue
-            bucket = self.buckets[:, player, int(tree.street[node])]
-            weight = (reach[node, opp] * self.prob)[:, None] * child
-            best = np.zeros(bucket.shape[0], np.int64)
-            for b in np.unique(bucket):
-                mask = bucket == b
-                best[mask] = int(np.argmax(weight[mask].sum(axis=0)))
-            values[node] = child[np.arange(child.shape[0]), best]
-        return float(values[0] @ self.prob)
+        """Value for ``player`` of a best response to the other players' part of ``profile``."""
+        return self._value(profile, player, True)
 
     def nash_conv(self, profile):
-        return self.best_response_value(profile, 0) + self.best_response_value(profile, 1)
+        return sum(self.best_response_value(profile, p) for p in range(self.game.num_players))
 
     def exploitability(self, profile):
-        """NashConv / 2, in chips per game."""
-        return 0.5 * self.nash_conv(profile)
+        """NashConv / number of players, in chips per game."""
+        return self.nash_conv(profile) / self.game.num_players

@@ -2,8 +2,9 @@
 
     python -m holdem.cli.eval_blueprint --checkpoint runs/leduc --exploitability
 
-``--exploitability`` prints ``exploitability: X`` (NashConv / 2 of the normalized average
-strategy, chips per game) for Kuhn and Leduc, computed by exact best response. For heads-up
+``--exploitability`` prints ``exploitability: X`` (NashConv / number of players of the normalized
+average strategy, chips per game) and ``nash_conv: Y`` for Kuhn and Leduc (2 or 3 players),
+computed by exact best response. For heads-up
 No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's winnings:
 ``lbr: X ± Y mbb/hand (95% CI, N hands)``, followed by a note suggesting a hand count when the
 interval is too wide to be useful (:meth:`holdem.analysis.lbr.LbrResult.advice`). ``--lbr
@@ -33,7 +34,8 @@ def build_parser():
                        description="Evaluate a checkpoint's average strategy.")
     p.add_checkpoint()
     p.add_argument("--exploitability", action="store_true",
-                   help="exact exploitability (Kuhn, Leduc) in chips per game")
+                   help="exact exploitability (Kuhn, Leduc): NashConv / players, chips per "
+                        "game, and the NashConv")
     p.add_argument("--value", action="store_true",
                    help="expected value of the average strategy for each player")
     p.add_argument("--vs", action="append", metavar="BOT",
@@ -187,6 +189,10 @@ def _exact(args):
         raise ConfigError(f"{checkpoint.path}: exact evaluation (--exploitability, --value) is "
                           f"for Kuhn and Leduc; for {game.name} use local best response (--lbr), "
                           "a lower bound on the exploitability")
+    if args.lbr and game.num_players != 2:
+        raise ConfigError(f"{checkpoint.path}: local best response (--lbr) plays against one "
+                          f"opponent; this game has {game.num_players} players (use "
+                          "--exploitability)")
     if args.lbr and any(str(s) != "abstract:1-4" for s in args.lbr):
         raise ConfigError(f"{checkpoint.path}: {game.name} has its own limit actions; LBR "
                           "plays them on every round (--lbr without a setting)")
@@ -196,9 +202,10 @@ def _exact(args):
         found = evaluation.make("exploitability", game, values=args.value).measure(store)
         if args.exploitability:
             print(f"exploitability: {found.value:.9g}")
+            print(f"nash_conv: {found.detail.nash_conv:.9g}")
         if args.value:
-            v0, v1 = found.detail
-            print(f"value: player0={v0:.9g} player1={v1:.9g}")
+            print("value: " + " ".join(f"player{p}={v:.9g}"
+                                       for p, v in enumerate(found.detail.values)))
     if args.lbr:
         from holdem.analysis.lbr_small import small_lbr_value
 

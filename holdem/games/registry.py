@@ -29,9 +29,9 @@ class GameSpec:
     name: str
     build: object               # "module:function" or a callable: Config (or None) -> Game
     streets: int                # betting rounds (1..4)
-    no_limit: bool = False      # game.num_players/stack/small_blind/big_blind/ante/buckets and
-                                #   the actions section apply
-    max_players: int = 2
+    no_limit: bool = False      # game.stack/small_blind/big_blind/ante/buckets and the
+                                #   actions section apply
+    max_players: int = 2        # game.num_players applies when this is above 2
     implicit_from: int = 0      # from this many seats nodes are computed during traversal
                                 #   (external sampling only, no periodic evaluation); 0: never
     defaults: dict = field(default=None, compare=False)   # the config of ``--game NAME``;
@@ -93,13 +93,13 @@ def spec(name):
 _SMALL_SOLVER = {"sampling": "external", "weighting": "dcfr", "dcfr_interval": 1000}
 
 register(GameSpec(
-    name="kuhn", build="holdem.games.small:build_kuhn", streets=1,
+    name="kuhn", build="holdem.games.small:build_kuhn", streets=1, max_players=3,
     defaults={"game": {"name": "kuhn"}, "solver": dict(_SMALL_SOLVER), "train": {"seed": 0}},
-    summary="Kuhn poker: three cards, one bet"))
+    summary="Kuhn poker: one card from N + 1 ranks each, one bet (2 or 3 players)"))
 register(GameSpec(
-    name="leduc", build="holdem.games.small:build_leduc", streets=2,
+    name="leduc", build="holdem.games.small:build_leduc", streets=2, max_players=3,
     defaults={"game": {"name": "leduc"}, "solver": dict(_SMALL_SOLVER), "train": {"seed": 0}},
-    summary="Leduc hold'em: six cards, two rounds"))
+    summary="Leduc hold'em: N + 1 ranks in two suits, two rounds (2 or 3 players)"))
 register(GameSpec(
     name="nlhe", build="holdem.games.nlhe.game:build", streets=4, no_limit=True, max_players=6,
     implicit_from=3,

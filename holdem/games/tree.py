@@ -12,6 +12,8 @@ breadth-first so the children of a node are consecutive: child ``a`` of ``node``
   -1 elsewhere. An infoset key is ``history * bucket_stride + bucket``.
 - ``action`` int8: the action that led here (an :class:`ActionCode`), -1 at the root.
 - ``parent`` int32, ``contrib`` float64[num_nodes, num_players]: chips each player has put in.
+- ``folded`` int32: bit ``p`` set when player ``p`` has folded before this node (at a FOLD
+  node, the folder included), so a terminal's pot goes to the players left in the hand.
 
 The card side is described by the game's deal kernel (see :mod:`holdem.games.deal_kernels`), which fills
 ``buckets[player, street]`` and a showdown ``strength[player]`` once per iteration.
@@ -25,7 +27,7 @@ import numpy as np
 TreeArrays = namedtuple(
     "TreeArrays",
     ["kind", "player", "street", "num_actions", "child_start", "history", "action", "parent",
-     "contrib"],
+     "contrib", "folded"],
 )
 
 
@@ -35,9 +37,9 @@ class NodeKind(IntEnum):
     DECISION = 0
     """A player chooses one of ``num_actions`` actions."""
     FOLD = 1
-    """Terminal: ``player`` folded; every other player shares nothing, the last one wins the pot."""
+    """Terminal: ``player`` folded and one player is left, who wins the pot."""
     SHOWDOWN = 2
-    """Terminal: the pot goes to the strongest hand(s)."""
+    """Terminal: the pot goes to the strongest hand(s) of the players who have not folded."""
 
 
 class ActionCode(IntEnum):
@@ -103,6 +105,8 @@ class TreeBuilder:
             parent=np.array([s["parent"] for s in nodes], dtype=np.int32),
             contrib=np.array([s["contrib"] for s in nodes], dtype=np.float64).reshape(
                 n, self.num_players),
+            folded=np.array([s.get("folded", 1 << s["player"] if s["kind"] == NodeKind.FOLD
+                                   else 0) for s in nodes], dtype=np.int32),
         )
 
 

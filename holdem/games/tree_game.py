@@ -1,4 +1,5 @@
-"""Games whose betting tree is enumerated: Kuhn, Leduc and heads-up No-Limit Hold'em.
+"""Games whose betting tree is enumerated: Kuhn, Leduc (2 or 3 players) and heads-up No-Limit
+Hold'em.
 
 Infoset keys are ``history * bucket_stride + bucket``, so a store's keys can be checked exactly
 and a new store can be sized from the tree. Node hooks: :mod:`holdem.games.tree_kernels`.
@@ -74,7 +75,7 @@ class TreeGame(Game):
 
 def tree_game(name, tree, deal, bucket_stride, num_streets, deck_size, capabilities, **fields):
     """A :class:`TreeGame` over ``tree``, its depth and width read from the tree."""
-    return TreeGame(name=name, num_players=2, num_streets=num_streets, tree=tree, deal=deal,
+    return TreeGame(name=name, num_players=int(tree.contrib.shape[1]), num_streets=num_streets, tree=tree, deal=deal,
                     bucket_stride=bucket_stride, max_depth=tree_depth(tree),
                     max_actions=int(tree.num_actions.max()), deck_size=deck_size,
                     capabilities=frozenset(capabilities), **fields)

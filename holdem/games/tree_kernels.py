@@ -1,5 +1,6 @@
 """Tree games' kernels: the node hooks of :mod:`holdem.games.node_kernels` for games whose betting
-tree is enumerated (Kuhn, Leduc, heads-up NLHE), and their terminal utilities.
+tree is enumerated (Kuhn and Leduc for 2 or 3 players, heads-up NLHE), and their terminal
+utilities.
 
 A stack level holds a node id (``ws.node[d]``); infoset keys are history * stride + bucket, the
 bucket being the acting player's on the node's street.
@@ -41,6 +42,38 @@ def terminal_utility(tree, node, player, strength):
 
 
 @njit_inline
+def multiway_terminal_utility(tree, node, player, strength):
+    """Chips won by ``player`` at a terminal of an N-player tree (``strength`` int64[N]): the pot
+    (every contribution) goes to the strongest hands among the players who have not folded
+    (``tree.folded``), split evenly; everyone else loses what they put in."""
+    folded = tree.folded[node]
+    best = np.int64(-1)
+    winners = 0
+    pot = 0.0
+    for q in range(strength.shape[0]):
+        pot += tree.contrib[node, q]
+        if (folded >> q) & 1:
+            continue
+        if strength[q] > best:
+            best = strength[q]
+            winners = 1
+        elif strength[q] == best:
+            winners += 1
+    if (folded >> player) & 1 or strength[player] != best:
+        return -tree.contrib[node, player]
+    return pot / winners - tree.contrib[node, player]
+
+
+@njit_inline
+def tree_utility(tree, node, player, strength):
+    """Chips won by ``player`` at a terminal: :func:`terminal_utility` with two players (the
+    heads-up arithmetic, unchanged), :func:`multiway_terminal_utility` with more."""
+    if strength.shape[0] == 2:
+        return terminal_utility(tree, node, player, strength)
+    return multiway_terminal_utility(tree, node, player, strength)
+
+
+@njit_inline
 def tree_infoset_key(game, node, buckets):
     tree = game.tree
     return np.int64(tree.history[node]) * game.stride + buckets[tree.player[node],
@@ -56,7 +89,7 @@ def _tree_is_terminal(game, ws, d, traverser):
 
 
 def _tree_terminal_value(game, ws, d, traverser):
-    return terminal_utility(game.tree, ws.node[d], traverser, ws.strength)
+    return tree_utility(game.tree, ws.node[d], traverser, ws.strength)
 
 
 def _tree_open_node(game, ws, d):

@@ -1,12 +1,15 @@
-"""A plain best response and expected value for the small games, by recursion over the tree.
+"""A plain best response and expected value for the small games (any number of players), by
+recursion over the tree.
 
 The oracle for :mod:`holdem.analysis.exact`. It shares only the betting tree's structure with the
 code under test (``kind``, ``player``, ``street``, ``child_start``, ``num_actions``, ``history``,
-``contrib``); everything else is redone here the slow way:
+``contrib``, ``parent``, ``action``); everything else is redone here the slow way:
 
 - deals are enumerated as ordered draws of physical cards (suits included), each with probability
   1 / (number of draws), instead of ``enumerate_deals``;
-- a showdown compares ``(pairs the board, private rank)`` tuples (pair beats high card);
+- who has folded is read off the actions on the path from the root (not ``tree.folded``); the
+  pot (every contribution) goes to the players left in the hand with the best ``(pairs the
+  board, private rank)`` tuple (pair beats high card), split evenly;
 - an information set of player i is the set of (node, deal) pairs with the same node and the same
   cards *seen by i*; the profile's key (``history * bucket_stride + bucket``, see
   :mod:`holdem.games.tree`) is computed only to read probabilities out of the profile;
@@ -21,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 DECISION, FOLD, SHOWDOWN = 0, 1, 2
+FOLD_ACTION = 0             # ActionCode.FOLD
 
 
 class Deal:
@@ -35,13 +39,14 @@ class Deal:
 def deals(game):
     """Every deal of the game's deck, with its probability."""
     ranks = game.rules.deck_ranks
+    n = game.num_players
     has_board = game.num_streets > 1
-    drawn = 2 + (1 if has_board else 0)
+    drawn = n + (1 if has_board else 0)
     draws = list(itertools.permutations(range(len(ranks)), drawn))
     out = []
     for cards in draws:
-        private = (ranks[cards[0]], ranks[cards[1]])
-        board = ranks[cards[2]] if has_board else None
+        private = tuple(ranks[c] for c in cards[:n])
+        board = ranks[cards[n]] if has_board else None
         out.append(Deal(private, board, 1.0 / len(draws)))
     return out
 
@@ -51,19 +56,27 @@ def _hand(deal, player):
     return (deal.board is not None and private == deal.board, private)
 
 
+def folded_players(game, node):
+    """The players who folded on the way from the root to ``node``."""
+    tree = game.tree
+    out = set()
+    while node > 0:
+        parent = int(tree.parent[node])
+        if tree.action[node] == FOLD_ACTION:
+            out.add(int(tree.player[parent]))
+        node = parent
+    return out
+
+
 def payoff(game, node, deal, player):
     """Chips ``player`` wins at terminal ``node`` (zero-sum)."""
-    tree = game.tree
-    contrib = tree.contrib[node]
-    other = 1 - player
-    if tree.kind[node] == FOLD:
-        return -contrib[player] if tree.player[node] == player else contrib[other]
-    mine, theirs = _hand(deal, player), _hand(deal, other)
-    if mine > theirs:
-        return contrib[other]
-    if mine < theirs:
-        return -contrib[player]
-    return 0.5 * (contrib[other] - contrib[player])
+    contrib = game.tree.contrib[node]
+    folded = folded_players(game, node)
+    left = [q for q in range(game.num_players) if q not in folded]
+    best = max(_hand(deal, q) for q in left)
+    winners = [q for q in left if _hand(deal, q) == best]
+    share = sum(contrib) / len(winners) if player in winners else 0.0
+    return share - contrib[player]
 
 
 def seen(game, node, deal):
@@ -104,7 +117,7 @@ def expected_value(game, profile, player):
 
 
 def best_response_value(game, profile, player):
-    """Value for ``player`` of a best response to the other player's part of ``profile``."""
+    """Value for ``player`` of a best response to the other players' part of ``profile``."""
     tree = game.tree
     all_deals = deals(game)
     infosets = {}                   # (node, seen cards) -> [(deal index, chance x opp reach)]
