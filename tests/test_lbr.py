@@ -16,7 +16,7 @@ from holdem.analysis import lbr
 from holdem.analysis import lbr_kernels as lk
 from holdem.evaluator import rank7, rank7_batch
 from holdem.games import make_game
-from holdem.games.tree import NodeKind
+from holdem.games.tree import ActionCode, NodeKind
 from holdem.solver.solver import Solver
 from holdem.store.store import RegretStore
 from holdem.solver.solver import save_solver
@@ -262,9 +262,9 @@ def test_range_update_is_bayes_rule(game, rng):
     bucket = game.deal.tables.preflop_bucket[card[live, 0] * 52 + card[live, 1]].astype(int)
     expected = np.ones(live.size) / live.size
     for seat, node, action in ((0, root, 1), (1, limp, 0)):     # SB calls, BB checks
-        lk.update_range(tree, store.arrays, spec, np.int64(seat), np.int64(lk.A_CALL),
+        lk.update_range(tree, store.arrays, spec, np.int64(seat), np.int64(ActionCode.CALL),
                         np.int64(0), work)
-        lk.real_apply(spec, work.real, np.int64(lk.A_CALL), np.int64(0))
+        lk.real_apply(spec, work.real, np.int64(ActionCode.CALL), np.int64(0))
         expected = expected * np.array([_sigma(game, store, node, b)[action] for b in bucket])
         expected /= expected.sum()
         np.testing.assert_allclose(work.range[0, live], expected, rtol=1e-9, atol=1e-15)
@@ -333,7 +333,7 @@ def test_translation_is_the_bots(nlhe_checkpoint, prefix, kind):
         real_kind = "allin" if amount == 10_000 else kind
         _, notes = bp.translate_line(prefix + [(real_kind, amount)], 100)
         want = {label: p for label, _, p in notes[-1].options}
-        num = lk.translate_action(tree, spec, np.int64(node), np.int64(lk.A_RAISE),
+        num = lk.translate_action(tree, spec, np.int64(node), np.int64(ActionCode.RAISE),
                                   np.int64(amount), amount == 10_000, work.opt_child,
                                   work.opt_prob)
         got = {game.rules.labels[int(work.opt_child[k])]: float(work.opt_prob[k])
@@ -419,10 +419,10 @@ def test_off_tree_bot_checks_and_calls(game):
     for k, to in ((2, 300), (3, 10_000)):
         assert work.value[k] == pytest.approx(wp * 2 * to - to, rel=1e-12)
     before = work.range[0, live].copy()
-    lk.real_apply(spec, work.real, np.int64(lk.A_RAISE), np.int64(300))
-    lk.update_range(tree, store, spec, np.int64(1), np.int64(lk.A_CALL), np.int64(0), work)
+    lk.real_apply(spec, work.real, np.int64(ActionCode.RAISE), np.int64(300))
+    lk.update_range(tree, store, spec, np.int64(1), np.int64(ActionCode.CALL), np.int64(0), work)
     np.testing.assert_allclose(work.range[0, live], before, rtol=1e-12)
-    lk.update_range(tree, store, spec, np.int64(1), np.int64(lk.A_FOLD), np.int64(0),
+    lk.update_range(tree, store, spec, np.int64(1), np.int64(ActionCode.FOLD), np.int64(0),
                     work)          # impossible off the tree: nothing left, the prior stands
     assert work.num_branches[0] == 1
 

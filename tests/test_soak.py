@@ -62,21 +62,23 @@ def test_ci_soak_recovers_from_every_fault(game, tmp_path):
         assert "unfaulted in-process run" in proc.stdout, report
 
 
-def _soak_module():
+def _soak_modules():
+    """tools/soak.py (the ``Soak`` class) and tools/soak_checks.py (``SETTLE``, ``Rate``)."""
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import soak
+        import soak_checks
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    return soak
+    return soak, soak_checks
 
 
 def test_rates_leave_out_the_stretches_a_fault_touched():
     """Known progress: 100 it/s, a fault from 20 s whose effect ended at 30 s (counted until
     40 s with the settle time), a second run from 50 s at 300 it/s; the runs used half a CPU
     second per wall second. Only the stretches clear of the fault count."""
-    soak = _soak_module()
-    assert soak.SETTLE == 10.0
+    soak, checks = _soak_modules()
+    assert checks.SETTLE == 10.0
     run1 = SimpleNamespace(progress=[(t, 100 * t, 4.0) for t in range(0, 46)])     # to 45 s
     run2 = SimpleNamespace(progress=[(t, 300 * (t - 50), 6.0) for t in range(50, 101)])
     fault = SimpleNamespace(at=20.0, until=30.0)
@@ -108,11 +110,11 @@ def test_the_slowdown_check_judges_visits_per_cpu_second(last_visits, problem):
     """Iterations per CPU second halve between the windows: a run whose iterations do twice
     the work (visits) passes, one whose visits per CPU second fell 20% fails, and without
     visits the check falls back to iterations."""
-    soak = _soak_module()
-    first = soak.Rate(trained=1000.0, seconds=400.0, cpu=800.0, window=600.0, load=1.0,
-                      visits=1_000_000.0 if last_visits else 0.0)
-    last = soak.Rate(trained=500.0, seconds=400.0, cpu=800.0, window=600.0, load=1.0,
-                     visits=last_visits)
+    soak, checks = _soak_modules()
+    first = checks.Rate(trained=1000.0, seconds=400.0, cpu=800.0, window=600.0, load=1.0,
+                        visits=1_000_000.0 if last_visits else 0.0)
+    last = checks.Rate(trained=500.0, seconds=400.0, cpu=800.0, window=600.0, load=1.0,
+                       visits=last_visits)
     view = SimpleNamespace(problems=[], args=SimpleNamespace(max_slowdown=0.10))
     lines = soak.Soak._rate_lines(view, 600.0, first, last)
     assert "0.50x it per CPU second" in lines[1]

@@ -179,7 +179,7 @@ class LbrResult:
 @lru_cache(maxsize=1)
 def combos():
     """(combo_card int64[1326, 2], combo_mask int64[1326]): the hole-card combos, ascending
-    lexicographic order (``lbr_kernels._combo_of`` inverts it)."""
+    lexicographic order (``equity_kernels.combo_of`` inverts it)."""
     cards = np.array([(a, b) for a in range(52) for b in range(a + 1, 52)], dtype=np.int64)
     mask = (np.int64(1) << cards[:, 0]) | (np.int64(1) << cards[:, 1])
     cards.setflags(write=False)

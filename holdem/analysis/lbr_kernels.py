@@ -35,8 +35,11 @@ branch's weights by the probability that its node produces that real action. Bra
 same node merge; past ``MAX_BRANCHES`` the lighter reading is dropped (LBR's belief is then
 approximate, which keeps LBR a legal strategy and its result a lower bound).
 
-Equity (:mod:`holdem.analysis.equity_kernels`) depends only on LBR's cards and the board, so it
-is computed once per deal and street, when LBR first chooses there.
+The real hand and the bot's reading of it live in :mod:`holdem.analysis.lbr_hand_kernels`,
+LBR's belief (its branches, their Bayes updates, the live combos and buckets of each street) in
+:mod:`holdem.analysis.lbr_belief_kernels`; this module holds LBR's decision and the played
+hands. Equity (:mod:`holdem.analysis.equity_kernels`) depends only on LBR's cards and the board,
+so it is computed once per deal and street, when LBR first chooses there.
 
 A hand that reaches showdown before the river (all-in) scores its expectation over the unseen
 board (exact from the flop, ``allin_samples`` boards preflop) instead of the dealt board: the
@@ -53,38 +56,26 @@ import numpy as np
 
 from holdem import rng
 from holdem._jit import njit, njit_inline
-from holdem.abstraction.deal_kernels import (hand_index_kernel, river_prepare_kernel,
-                                             river_score_from_work)
 from holdem.analysis.equity_kernels import (NUM_CODES, NUM_COMBOS, STAT_BOARDS,  # noqa: F401
                                             STAT_STREETS, allin_equity, combo_of,
-                                            compute_equity, street_equity)
-from holdem.analysis.play_kernels import average_strategy, sample_average
+                                            street_equity)
+from holdem.analysis.lbr_belief_kernels import (MAX_BRANCHES,  # noqa: F401
+                                                STAT_MAX_BRANCHES, branch_weight,
+                                                bucket_strategies, decision_equity, lbr_moves,
+                                                normalize_range, prepare_street, update_range)
+from holdem.analysis.lbr_hand_kernels import (NUM_REAL, R_BET, R_COMMIT,  # noqa: F401
+                                              R_CONTRIB, R_FOLDER, R_OVER, R_PLAYER, R_STREET,
+                                              bot_real_action, on_tree, real_apply,
+                                              real_max_to, real_min_to, real_start,
+                                              real_to_call, translate_action)
+from holdem.analysis.play_kernels import sample_average
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
-from holdem.games.tree_kernels import DECISION
+from holdem.games.tree import ActionCode
 
-MAX_BRANCHES = 16               # abstract nodes LBR's belief keeps at once (module docstring)
-
-# real actions
-A_FOLD = 0
-A_CALL = 1                      # check or call
-A_RAISE = 2                     # bet or raise (to a street commitment)
-
-# work.real[] fields: the real hand's state, integer chips
-R_CONTRIB = 0                   # [0:2] chips each seat has put in (antes and blinds included)
-R_COMMIT = 2                    # [2:4] each seat's commitment on this street
-R_BET = 4                       # the street's highest commitment
-R_INC = 5                       # the last raise increment (the minimum raise's step)
-R_ACTED = 6                     # bit p: seat p has acted since the last raise
-R_PLAYER = 7                    # seat to act
-R_STREET = 8
-R_OVER = 9                      # 0 running, 1 someone folded, 2 showdown
-R_FOLDER = 10
-NUM_REAL = 11
-
-# stats[] counters (for tools/bench_lbr.py and the tests)
+# stats[] counters (for tools/bench_lbr.py and the tests); STAT_BOARDS (2) and STAT_STREETS
+# (4 + street) count in equity_kernels, STAT_UPDATES (1), STAT_LOOKUPS (3) and
+# STAT_MAX_BRANCHES (19) in lbr_belief_kernels
 STAT_DECISIONS = 0              # LBR's chosen actions (on the streets it acts on)
-STAT_UPDATES = 1                # Bayes updates of the range (blueprint actions)
-STAT_LOOKUPS = 3                # per-bucket strategy rows read from the store
 STAT_FOLDS = 8                  # LBR's chosen actions by kind: fold, check/call, raise
 STAT_CALLS = 9
 STAT_RAISES = 10
@@ -93,7 +84,6 @@ STAT_STREET_RAISES = 12         # [12 + street]: LBR's bets and raises on that s
 STAT_PASSIVE = 16               # LBR's checks and calls on streets before first_round
 STAT_TRANSLATED = 17            # LBR actions the bot read as one of two abstract sizes
 STAT_OFF_TREE = 18              # hands in which the bot left its abstract tree
-STAT_MAX_BRANCHES = 19          # the most branches LBR's belief held at once
 NUM_STATS = 20
 
 LbrSpec = namedtuple("LbrSpec", [
@@ -164,442 +154,6 @@ LbrWork = namedtuple("LbrWork", [
 
 
 # --------------------------------------------------------------------------------------------
-# The real hand
-# --------------------------------------------------------------------------------------------
-
-@njit
-def real_start(tree, spec, real):
-    """The real hand at its first decision: the root's contributions (antes and blinds)."""
-    for p in range(2):
-        real[R_CONTRIB + p] = np.int64(tree.contrib[0, p])
-        real[R_COMMIT + p] = real[R_CONTRIB + p] - spec.ante
-    real[R_BET] = max(real[R_COMMIT], real[R_COMMIT + 1])
-    real[R_INC] = spec.big_blind
-    real[R_ACTED] = 0
-    real[R_PLAYER] = 0
-    real[R_STREET] = 0
-    real[R_OVER] = 0
-    real[R_FOLDER] = -1
-
-
-@njit_inline
-def real_to_call(real):
-    return real[R_BET] - real[R_COMMIT + real[R_PLAYER]]
-
-
-@njit_inline
-def real_max_to(spec, real):
-    """The street commitment of the seat to act's all-in; no raise is legal at or below the
-    current bet, nor once the other seat is all-in (then 0)."""
-    p = real[R_PLAYER]
-    if real[R_CONTRIB + 1 - p] >= spec.stack:
-        return np.int64(0)
-    max_to = spec.stack - (real[R_CONTRIB + p] - real[R_COMMIT + p])
-    return max_to if max_to > real[R_BET] else np.int64(0)
-
-
-@njit_inline
-def real_min_to(spec, real, max_to):
-    """The legal minimum raise-to (all-in where the stack is short of it)."""
-    return min(real[R_BET] + max(real[R_INC], spec.big_blind), max_to)
-
-
-@njit
-def real_apply(spec, real, kind, to):
-    """The seat to act folds, checks/calls, or raises to street commitment ``to``."""
-    p = real[R_PLAYER]
-    o = 1 - p
-    if kind == A_FOLD:
-        real[R_OVER] = 1
-        real[R_FOLDER] = p
-        return
-    if kind == A_CALL:
-        real[R_CONTRIB + p] += real[R_BET] - real[R_COMMIT + p]
-        real[R_COMMIT + p] = real[R_BET]
-        real[R_ACTED] |= 1 << p
-        if real[R_ACTED] == 3 and real[R_COMMIT] == real[R_COMMIT + 1]:
-            if (real[R_STREET] == 3 or real[R_CONTRIB] >= spec.stack
-                    or real[R_CONTRIB + 1] >= spec.stack):
-                real[R_OVER] = 2
-                return
-            real[R_STREET] += 1
-            real[R_COMMIT] = 0
-            real[R_COMMIT + 1] = 0
-            real[R_BET] = 0
-            real[R_INC] = spec.big_blind
-            real[R_ACTED] = 0
-            real[R_PLAYER] = 1
-        else:
-            real[R_PLAYER] = o
-        return
-    real[R_CONTRIB + p] += to - real[R_COMMIT + p]
-    real[R_INC] = max(to - real[R_BET], real[R_INC])
-    real[R_BET] = to
-    real[R_COMMIT + p] = to
-    real[R_ACTED] = 1 << p
-    real[R_PLAYER] = o
-
-
-# --------------------------------------------------------------------------------------------
-# Translation between the real hand and the abstract tree
-# --------------------------------------------------------------------------------------------
-
-@njit
-def translate_action(tree, spec, node, kind, to, all_in, opt_child, opt_prob):
-    """How the bot reads a real action taken at abstract ``node`` (``translate_line``):
-    its one or two readings into ``opt_child`` / ``opt_prob``; returns how many (0: the action
-    leaves the tree). ``to``: a raise's street commitment; ``all_in``: the raise is all-in."""
-    if node < 0 or tree.kind[node] != DECISION:
-        return 0
-    if kind == A_FOLD:
-        if spec.fold_child[node] < 0:
-            return 0
-        opt_child[0] = spec.fold_child[node]
-        opt_prob[0] = 1.0
-        return 1
-    call = spec.call_child[node]
-    if kind == A_CALL:
-        opt_child[0] = call
-        opt_prob[0] = 1.0
-        return 1
-    last = tree.child_start[node] + tree.num_actions[node] - 1
-    first = call + 1
-    if first > last:
-        return 0
-    if all_in and spec.is_allin[last]:
-        opt_child[0] = last
-        opt_prob[0] = 1.0
-        return 1
-    current = float(spec.raise_to[call])
-    me = tree.player[node]
-    to_call = tree.contrib[node, 1 - me] - tree.contrib[node, me]
-    pot = float(tree.contrib[node].sum() + to_call)
-    x = (float(to) - current) / pot
-    if x <= (spec.raise_to[first] - current) / pot:
-        opt_child[0] = first
-        opt_prob[0] = 1.0
-        return 1
-    if x >= (spec.raise_to[last] - current) / pot:
-        opt_child[0] = last
-        opt_prob[0] = 1.0
-        return 1
-    for c in range(first, last):
-        a = (spec.raise_to[c] - current) / pot
-        b = (spec.raise_to[c + 1] - current) / pot
-        if a <= x <= b:
-            if x == a or x == b:
-                opt_child[0] = c if x == a else c + 1
-                opt_prob[0] = 1.0
-                return 1
-            opt_child[0] = c
-            opt_child[1] = c + 1
-            opt_prob[0] = (b - x) * (1.0 + a) / ((b - a) * (1.0 + x))   # pseudo-harmonic
-            opt_prob[1] = 1.0 - opt_prob[0]
-            return 2
-    return 0                    # unreachable: the sizes are increasing
-
-
-@njit
-def bot_real_action(spec, real, child, fold_child, call_child):
-    """The real action for the bot's abstract action leading to ``child`` (``bot_action`` of
-    :mod:`holdem.analysis.bot`): (A_*, street commitment). A fold with nothing to call checks;
-    a raise the rules do not allow calls; sizes are clamped to the legal range."""
-    if child == fold_child:
-        return (A_FOLD, np.int64(0)) if real_to_call(real) > 0 else (A_CALL, np.int64(0))
-    max_to = real_max_to(spec, real)
-    if child == call_child or max_to == 0:
-        return A_CALL, np.int64(0)
-    if spec.is_allin[child]:
-        return A_RAISE, max_to
-    to = max(spec.raise_to[child], real_min_to(spec, real, max_to))
-    return A_RAISE, min(to, max_to)
-
-
-@njit
-def on_tree(tree, real, node, seat):
-    """Whether abstract ``node`` is ``seat``'s decision on the real hand's street (the bot
-    leaves its tree where its node is not)."""
-    return (node >= 0 and tree.kind[node] == DECISION and tree.player[node] == seat
-            and tree.street[node] == real[R_STREET])
-
-
-# --------------------------------------------------------------------------------------------
-# Blueprint strategy and LBR's belief
-# --------------------------------------------------------------------------------------------
-
-@njit
-def bucket_strategies(tree, store, spec, node, work):
-    """``work.strategy[b, :na]`` = the blueprint's average strategy at ``node`` with bucket
-    ``b``, for every bucket of the node's street."""
-    na = tree.num_actions[node]
-    base = np.int64(tree.history[node]) * spec.stride
-    k = spec.num_buckets[tree.street[node]]
-    for b in range(k):
-        average_strategy(store, base + b, na, work.strategy[b])
-    work.stats[STAT_LOOKUPS] += k
-
-
-@njit
-def normalize_range(work, street):
-    """Scale every branch's weights over the live combos of ``street`` to sum to 1."""
-    total = 0.0
-    live = work.live[street]
-    n = work.num_live[street]
-    for b in range(work.num_branches[0]):
-        row = work.range[b]
-        for i in range(n):
-            total += row[live[i]]
-    if total > 0.0:
-        inv = 1.0 / total
-        for b in range(work.num_branches[0]):
-            row = work.range[b]
-            for i in range(n):
-                row[live[i]] *= inv
-    else:                       # cannot happen with exact arithmetic; stay defined
-        work.num_branches[0] = 1
-        for i in range(n):
-            work.range[0, live[i]] = 1.0 / n
-
-
-@njit
-def _branch_weight(work, b, street):
-    row = work.range[b]
-    live = work.live[street]
-    total = 0.0
-    for i in range(work.num_live[street]):
-        total += row[live[i]]
-    return total
-
-
-@njit
-def _tidy_branches(work, street):
-    """Merge branches at the same node, drop the weightless, then renormalize."""
-    nb = work.num_branches[0]
-    live = work.live[street]
-    n = work.num_live[street]
-    keep = 0
-    for b in range(nb):
-        if _branch_weight(work, b, street) <= 0.0:
-            continue
-        merged = False
-        for k in range(keep):
-            if work.node[k] == work.node[b]:
-                for i in range(n):
-                    work.range[k, live[i]] += work.range[b, live[i]]
-                merged = True
-                break
-        if not merged:
-            if keep != b:
-                work.node[keep] = work.node[b]
-                for i in range(n):
-                    work.range[keep, live[i]] = work.range[b, live[i]]
-            keep += 1
-    work.num_branches[0] = max(keep, 1)
-    if keep == 0:
-        work.node[0] = -1
-    normalize_range(work, street)
-    if work.num_branches[0] > work.stats[STAT_MAX_BRANCHES]:
-        work.stats[STAT_MAX_BRANCHES] = work.num_branches[0]
-
-
-@njit
-def _split_branch(work, b, street, num):
-    """Branch ``b`` moves to its first reading ``opt_child[0]``; a second reading becomes a
-    new branch (weights x its probability) while there is room, else the likelier stays."""
-    live = work.live[street]
-    n = work.num_live[street]
-    if num == 0:
-        work.node[b] = -1
-        return
-    if num == 1:
-        work.node[b] = work.opt_child[0]
-        return
-    p0 = work.opt_prob[0]
-    p1 = work.opt_prob[1]
-    nb = work.num_branches[0]
-    if nb >= MAX_BRANCHES:
-        work.node[b] = work.opt_child[0] if p0 >= p1 else work.opt_child[1]
-        return
-    work.node[nb] = work.opt_child[1]
-    for i in range(n):
-        c = live[i]
-        work.range[nb, c] = work.range[b, c] * p1
-        work.range[b, c] *= p0
-    work.num_branches[0] = nb + 1
-
-
-@njit
-def lbr_moves(tree, spec, work, kind, to, all_in):
-    """LBR took a real action: every branch follows the bot's reading(s) of it."""
-    street = work.real[R_STREET]
-    for b in range(work.num_branches[0]):
-        num = translate_action(tree, spec, work.node[b], kind, to, all_in, work.opt_child,
-                               work.opt_prob)
-        _split_branch(work, b, street, num)
-    _tidy_branches(work, street)
-
-
-@njit
-def update_range(tree, store, spec, seat, kind, to, work):
-    """Bayes' rule after the bot (in ``seat``) took the real action (``kind``, ``to``) on the
-    real hand ``work.real`` (before it is applied): each branch's weights are multiplied by
-    the probability that its node produces that action (1 for a check or call off the tree, 0
-    for anything else there), and the branch moves on to the bot's reading of its action."""
-    real = work.real
-    street = real[R_STREET]
-    live = work.live[street]
-    n = work.num_live[street]
-    buckets = work.bucket[street]
-    all_in = kind == A_RAISE and to == real_max_to(spec, real)
-    for b in range(work.num_branches[0]):
-        node = work.node[b]
-        row = work.range[b]
-        if not on_tree(tree, real, node, seat):
-            if kind != A_CALL:
-                for i in range(n):
-                    row[live[i]] = 0.0
-            work.node[b] = -1
-            continue
-        c0 = tree.child_start[node]
-        na = tree.num_actions[node]
-        bucket_strategies(tree, store, spec, node, work)
-        matches = 0
-        last = -1
-        for a in range(na):
-            k, t = bot_real_action(spec, real, c0 + a, spec.fold_child[node],
-                                   spec.call_child[node])
-            if k == kind and (k != A_RAISE or t == to):
-                matches += 1
-                last = a
-        if matches == 1:
-            for i in range(n):
-                c = live[i]
-                row[c] *= work.strategy[buckets[c], last]
-        else:                   # several abstract actions look alike in the real hand (or none)
-            mask = work.sigma
-            for a in range(na):
-                k, t = bot_real_action(spec, real, c0 + a, spec.fold_child[node],
-                                       spec.call_child[node])
-                mask[a] = 1.0 if k == kind and (k != A_RAISE or t == to) else 0.0
-            for i in range(n):
-                c = live[i]
-                s = 0.0
-                for a in range(na):
-                    s += mask[a] * work.strategy[buckets[c], a]
-                row[c] *= s
-        num = translate_action(tree, spec, node, kind, to, all_in, work.opt_child,
-                               work.opt_prob)
-        _split_branch(work, b, street, num)
-    _tidy_branches(work, street)
-    work.stats[STAT_UPDATES] += 1
-
-
-# --------------------------------------------------------------------------------------------
-# Live combos and buckets per street
-# --------------------------------------------------------------------------------------------
-
-@njit_inline
-def _board_mask(cards, street):
-    """1 << card for LBR's hole cards and the board cards visible on ``street``."""
-    mask = (np.int64(1) << cards[0]) | (np.int64(1) << cards[1])
-    shown = 0 if street == 0 else street + 2
-    for j in range(shown):
-        mask |= np.int64(1) << cards[4 + j]
-    return mask
-
-
-@njit_inline
-def _hand_bucket(tables, work, street, a, b, kf, kt):
-    """Bucket of the hole pair (a, b) on ``street`` (flop key ``kf``, turn key ``kt``; the
-    river's board prepared in ``work.bucket_work``)."""
-    kh = CARD_BITS[a] | CARD_BITS[b]
-    if street == 0:
-        return np.int64(tables.preflop_bucket[a * 52 + b])
-    if street == 1:
-        return np.int64(tables.flop_bucket[hand_index_kernel(
-            tables.flop_radix, tables.flop_offset, tables.flop_code_mult, kh, kf, 0, 0)])
-    if street == 2:
-        return np.int64(tables.turn_bucket[hand_index_kernel(
-            tables.turn_radix, tables.turn_offset, tables.turn_code_mult, kh, kt, 0, 0)])
-    return np.int64(tables.river_bucket[river_score_from_work(work.bucket_work, a, b)])
-
-
-@njit
-def prepare_street(tables, spec, work, street):
-    """The live combos (disjoint from LBR's cards and the visible board) of ``street`` and
-    their buckets, once per deal (the blueprint's true combo is among them)."""
-    if work.ready[street]:
-        return
-    cards = work.cards
-    dead = _board_mask(cards, street)
-    kf = CARD_BITS[cards[4]] | CARD_BITS[cards[5]] | CARD_BITS[cards[6]]
-    kt = kf | CARD_BITS[cards[7]]
-    if street == 3:
-        river_prepare_kernel(cards[4:9], work.bucket_work)
-    n = 0
-    for c in range(NUM_COMBOS):
-        if spec.combo_mask[c] & dead:
-            continue
-        work.live[street, n] = c
-        n += 1
-        work.bucket[street, c] = _hand_bucket(tables, work, street, spec.combo_card[c, 0],
-                                              spec.combo_card[c, 1], kf, kt)
-    own = _hand_bucket(tables, work, street, cards[0], cards[1], kf, kt)
-    work.own_bucket[street] = own
-    work.num_live[street] = n
-    work.ready[street] = 1
-
-
-@njit
-def decision_equity(spec, work, street, state):
-    """The equity LBR decides with on ``street``: :func:`street_equity` (its own cards), or with
-    ``spec.bucket_samples`` > 0 after the flop, the mean over that many hands drawn (with
-    replacement) from the combos sharing LBR's bucket on this board, LBR's own included: LBR
-    then knows only what the blueprint's abstraction knows (its cards still remove combos from
-    the blueprint's range). A combo overlapping a drawn hand is averaged over the other draws."""
-    if street == 0 or spec.bucket_samples == 0:
-        street_equity(spec, work, street, state)
-        return
-    if work.ready[4 + street]:
-        return
-    cards = work.cards
-    live = work.live[street]
-    n = work.num_live[street]
-    mates = work.mates
-    m = 1
-    mates[0] = combo_of(cards[0], cards[1])
-    own = work.own_bucket[street]
-    for i in range(n):
-        c = live[i]
-        work.mate_sum[c] = 0.0
-        work.mate_count[c] = 0
-        if work.bucket[street, c] == own:
-            mates[m] = c
-            m += 1
-    hole0 = cards[0]
-    hole1 = cards[1]
-    for _ in range(spec.bucket_samples):
-        pick = mates[rng.below(state, m)]
-        cards[0] = spec.combo_card[pick, 0]
-        cards[1] = spec.combo_card[pick, 1]
-        compute_equity(spec, work, street, state)
-        held = spec.combo_mask[pick]
-        for i in range(n):
-            c = live[i]
-            if spec.combo_mask[c] & held:
-                continue
-            work.mate_sum[c] += work.equity[street, c]
-            work.mate_count[c] += 1
-    cards[0] = hole0
-    cards[1] = hole1
-    for i in range(n):
-        c = live[i]
-        cnt = work.mate_count[c]
-        work.equity[street, c] = work.mate_sum[c] / cnt if cnt > 0 else 0.5
-    work.ready[4 + street] = 1
-
-
-# --------------------------------------------------------------------------------------------
 # LBR's decision
 # --------------------------------------------------------------------------------------------
 
@@ -611,10 +165,10 @@ def candidates(tree, spec, work):
     real = work.real
     m = 0
     if real_to_call(real) > 0:
-        work.cand_kind[m] = A_FOLD
+        work.cand_kind[m] = ActionCode.FOLD
         work.cand_to[m] = 0
         m += 1
-    work.cand_kind[m] = A_CALL
+    work.cand_kind[m] = ActionCode.CALL
     work.cand_to[m] = 0
     m += 1
     max_to = real_max_to(spec, real)
@@ -625,7 +179,7 @@ def candidates(tree, spec, work):
     if spec.abstract:
         best = 0
         for b in range(1, work.num_branches[0]):
-            if _branch_weight(work, b, real[R_STREET]) > _branch_weight(work, best,
+            if branch_weight(work, b, real[R_STREET]) > branch_weight(work, best,
                                                                         real[R_STREET]):
                 best = b
         node = work.node[best]
@@ -635,7 +189,7 @@ def candidates(tree, spec, work):
         for child in range(spec.call_child[node] + 1, c0 + tree.num_actions[node]):
             k, to = bot_real_action(spec, real, child, spec.fold_child[node],
                                     spec.call_child[node])
-            if k == A_RAISE:
+            if k == ActionCode.RAISE:
                 m = _add_raise(work, first, m, to)
         return m
     to_call = real_to_call(real)
@@ -658,10 +212,10 @@ def _add_raise(work, first, m, to):
     j = m
     while j > first and work.cand_to[j - 1] > to:
         work.cand_to[j] = work.cand_to[j - 1]
-        work.cand_kind[j] = A_RAISE
+        work.cand_kind[j] = ActionCode.RAISE
         j -= 1
     work.cand_to[j] = to
-    work.cand_kind[j] = A_RAISE
+    work.cand_kind[j] = ActionCode.RAISE
     return m + 1
 
 
@@ -735,9 +289,9 @@ def lbr_action(tree, store, spec, seat, work):
     best = 0
     for a in range(m):
         kind = work.cand_kind[a]
-        if kind == A_FOLD:
+        if kind == ActionCode.FOLD:
             u = -contrib_me
-        elif kind == A_CALL:
+        elif kind == ActionCode.CALL:
             after0 = float(real[R_CONTRIB] + (real_to_call(real) if seat == 0 else 0))
             after1 = float(real[R_CONTRIB + 1] + (real_to_call(real) if seat == 1 else 0))
             u = wp * (after0 + after1) - (after0 if seat == 0 else after1)
@@ -750,10 +304,10 @@ def lbr_action(tree, store, spec, seat, work):
             w_stay = 0.0
             e_stay = 0.0
             for b in range(nb):
-                num = translate_action(tree, spec, work.node[b], A_RAISE, to, all_in,
+                num = translate_action(tree, spec, work.node[b], ActionCode.RAISE, to, all_in,
                                        work.opt_child, work.opt_prob)
                 if num == 0:            # off the tree: the bot checks or calls
-                    w = _branch_weight(work, b, street)
+                    w = branch_weight(work, b, street)
                     e = 0.0
                     for i in range(n):
                         e += work.range[b, live[i]] * eq[live[i]]
@@ -786,9 +340,9 @@ def lbr_action(tree, store, spec, seat, work):
         if u > work.value[best]:
             best = a
     kind = work.cand_kind[best]
-    if kind == A_FOLD:
+    if kind == ActionCode.FOLD:
         work.stats[STAT_FOLDS] += 1
-    elif kind == A_CALL:
+    elif kind == ActionCode.CALL:
         work.stats[STAT_CALLS] += 1
     else:
         work.stats[STAT_RAISES] += 1
@@ -821,7 +375,7 @@ def _bot_moves(tree, spec, work, node, kind, to, state):
     """The bot's own abstract node after a real action (before it is applied), and how many
     readings it had: its reading, drawn where there are two (the draw is the bot's and LBR
     never sees it); -1 once it leaves the tree."""
-    num = translate_action(tree, spec, node, kind, to, kind == A_RAISE
+    num = translate_action(tree, spec, node, kind, to, kind == ActionCode.RAISE
                            and to == real_max_to(spec, work.real), work.opt_child,
                            work.opt_prob)
     if num == 0:
@@ -865,7 +419,7 @@ def play_seat(tree, tables, store, spec, work, seat, state):
                 kind = work.cand_kind[a]
                 to = work.cand_to[a]
             else:
-                kind = A_CALL
+                kind = ActionCode.CALL
                 to = np.int64(0)
                 work.stats[STAT_PASSIVE] += 1
             was = bp_node
@@ -874,9 +428,9 @@ def play_seat(tree, tables, store, spec, work, seat, state):
                 work.stats[STAT_TRANSLATED] += 1
             if was >= 0 and bp_node < 0:
                 work.stats[STAT_OFF_TREE] += 1
-            lbr_moves(tree, spec, work, kind, to, kind == A_RAISE
+            lbr_moves(tree, spec, work, kind, to, kind == ActionCode.RAISE
                       and to == real_max_to(spec, real))
-            lbr_raised = kind == A_RAISE
+            lbr_raised = kind == ActionCode.RAISE
         else:
             if on_tree(tree, real, bp_node, bp):
                 key = np.int64(tree.history[bp_node]) * spec.stride + work.bucket[street,
@@ -888,10 +442,10 @@ def play_seat(tree, tables, store, spec, work, seat, state):
                 if bp_node >= 0:
                     work.stats[STAT_OFF_TREE] += 1
                     bp_node = -1
-                kind = A_CALL
+                kind = ActionCode.CALL
                 to = np.int64(0)
             update_range(tree, store, spec, bp, kind, to, work)
-            if kind == A_FOLD and lbr_raised:
+            if kind == ActionCode.FOLD and lbr_raised:
                 work.stats[STAT_FOLDED_TO] += 1
             if bp_node >= 0:
                 bp_node, _ = _bot_moves(tree, spec, work, bp_node, kind, to, state)
