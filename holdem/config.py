@@ -138,14 +138,16 @@ _CHOICES = {
 }
 _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
              ("game", "num_players"),
-             ("solver", "discount_interval"), ("solver", "dcfr_interval"), ("train", "snapshot_interval"),
+             ("solver", "discount_interval"), ("solver", "dcfr_interval"),
+             ("train", "snapshot_interval"),
              ("train", "progress_interval"), ("train", "keep_checkpoints"),
              ("train", "log_interval"), ("train", "eval_interval"), ("train", "utility_window"),
              ("train", "worker_timeout"), ("train", "worker_restarts"),
              ("train", "worker_restart_window"), ("train", "max_memory_gb"),
              ("train", "eval_baseline_interval"), ("train", "eval_hands"),
              ("train", "eval_lbr_interval"), ("train", "eval_lbr_hands")}
-_NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"), ("train", "time_budget"),
+_NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"),
+                 ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
                  ("train", "merge_threads"), ("train", "own_delta_weight"),
                  ("train", "flush_iters"),
@@ -319,7 +321,8 @@ def _check_value(source, section, name, tp, value):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{where}: expected an integer, got {value!r}")
     elif base is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or not math.isfinite(value)):
             raise ConfigError(f"{where}: expected a number, got {value!r}")
         value = float(value)
     elif base is str and not isinstance(value, str):
@@ -383,8 +386,8 @@ def _build(data, source, origin, drop=()):
     values = {name: _section_values(origin, source, name, cls, data.get(name))
               for name, cls in _SECTIONS.items()}
     if "name" not in values["game"]:
-        raise ConfigError(f"{source}: game.name is required ({', '.join(registry.names())}): a config "
-                          "must say which game it is")
+        raise ConfigError(f"{source}: game.name is required ({', '.join(registry.names())}): "
+                          "a config must say which game it is")
     sections = {name: cls(**values[name]) for name, cls in _SECTIONS.items()}
     config = Config(**sections, source=source)
     origin = dict(origin)

@@ -1,7 +1,9 @@
-"""Shared fixtures: seeds, random generators, the small games and their exact evaluators.
+"""Shared fixtures: seeds, random generators, the small games and their exact evaluators; and
+the quick tier's marks.
 
 Seeds come from here so every test is reproducible; games and evaluators are built once per
-session (they are immutable).
+session (they are immutable). Tests named in ``tests/slow.txt`` are marked ``slow``, so
+``pytest -m "not slow"`` (the quick tier, README: Tests) leaves them out.
 """
 
 import functools
@@ -15,6 +17,21 @@ from holdem.analysis.strategy import uniform_profile
 from holdem.games import make_game
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+SLOW_LIST = Path(__file__).with_name("slow.txt")
+
+
+def slow_tests():
+    """The test functions of ``tests/slow.txt`` (``tests/test_x.py::test_name``: every case of
+    a parametrized test), without comments and blank lines."""
+    lines = (line.split("#")[0].strip() for line in SLOW_LIST.read_text().splitlines())
+    return {line for line in lines if line}
+
+
+def pytest_collection_modifyitems(config, items):
+    slow = slow_tests()
+    for item in items:
+        if item.nodeid.split("[")[0] in slow:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The abstract heads-up NLHE game: action menus, translation, and agreement with the rules engine."""
+"""The abstract heads-up NLHE game: action menus, translation, and agreement with the rules
+engine."""
 
 from pathlib import Path
 

@@ -7,7 +7,7 @@ import pytest
 
 from holdem import config as config_mod
 from holdem.games import make_game
-from holdem.runtime import protocol, shm
+from holdem.runtime import shm
 from holdem.runtime.replica import Replica, StoreLog, store_copy
 from holdem.runtime.worker import BatchRunner
 from holdem.solver.solver import DcfrSchedule

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import holdem
-from holdem.analysis.bot import BlueprintBot, real_table
+from holdem.analysis.bot import real_table
 from holdem.analysis.lbr import LbrSetting
 from holdem.cards import parse
 from holdem.games.nlhe.records import Action, ActionKind

@@ -5,7 +5,6 @@ naming the file and the cause (exit 1), never a traceback, and leaves no file be
 
 import errno
 import os
-import resource
 import signal
 import sys
 

@@ -4,7 +4,6 @@ settings and prints its documented last line with positive figures."""
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np

@@ -39,7 +39,8 @@ def parser(doc, game_help):
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="\n\n".join(doc.split("\n\n")[1:]))
-    p.add_argument("--game", default="leduc", choices=registry.names_with_defaults(), help=game_help)
+    p.add_argument("--game", default="leduc", choices=registry.names_with_defaults(),
+                   help=game_help)
     p.add_argument("--config", metavar="FILE", help="YAML config instead of --game")
     return p
 
@@ -65,7 +66,8 @@ def children(ppid):
             cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
         except OSError:
             continue
-        if rest is not None and int(rest[1]) == ppid and rest[0] != "Z" and b"resource_tracker" not in cmd:
+        if (rest is not None and int(rest[1]) == ppid and rest[0] != "Z"
+                and b"resource_tracker" not in cmd):
             out.append(int(entry))
     return sorted(out)
 
@@ -196,7 +198,8 @@ def train(source, logdir, workers, seed=0, seconds=None, iters=None, start_metho
     """Run train_blueprint on the YAML ``source`` for ``seconds`` (or ``iters``) with ``workers``
     (1 = in-process) under ``logdir``, with ``extra_args`` (e.g. ``--backend ray``); PSS is
     sampled about half-way through training unless ``memory`` is false (reading ``smaps``
-    takes CPU from the run; Ray's daemons are the run's children, not its workers). Returns a :class:`Run`; raises SystemExit with the run's stderr if it failed."""
+    takes CPU from the run; Ray's daemons are the run's children, not its workers). Returns a
+    :class:`Run`; raises SystemExit with the run's stderr if it failed."""
     logdir = Path(logdir)
     config = logdir.with_suffix(".yaml")
     data = yaml.safe_load(Path(source).read_text())

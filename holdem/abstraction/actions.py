@@ -84,7 +84,8 @@ def raise_options(abstraction, street, depth, *, pot, current_bet, my_commit, mi
 
 
 def pseudo_harmonic(x, a, b):
-    """Probability that a bet of ``x`` pot is read as the smaller abstract size ``a`` (a < x < b)."""
+    """Probability that a bet of ``x`` pot is read as the smaller abstract size ``a``
+    (a < x < b)."""
     if not a < b:
         raise ValueError(f"need a < b, got {a} and {b}")
     if x <= a:

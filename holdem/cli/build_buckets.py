@@ -203,8 +203,8 @@ def main(argv=None):
             print(f"{parser.prog}: error: {exc}", file=sys.stderr)
             return 2
     print(f"wrote {out}: method={params.method} k={params.k_preflop}/{params.k_flop}/"
-          f"{params.k_turn}/{params.k_river} num_players={params.num_players} seed={params.seed} bytes={size} sha256={sha256}"
-          f" seconds={seconds:.1f}")
+          f"{params.k_turn}/{params.k_river} num_players={params.num_players} "
+          f"seed={params.seed} bytes={size} sha256={sha256} seconds={seconds:.1f}")
     return 0
 
 

@@ -15,8 +15,8 @@ breadth-first so the children of a node are consecutive: child ``a`` of ``node``
 - ``folded`` int32: bit ``p`` set when player ``p`` has folded before this node (at a FOLD
   node, the folder included), so a terminal's pot goes to the players left in the hand.
 
-The card side is described by the game's deal kernel (see :mod:`holdem.games.deal_kernels`), which fills
-``buckets[player, street]`` and a showdown ``strength[player]`` once per iteration.
+The card side is described by the game's deal kernel (see :mod:`holdem.games.deal_kernels`),
+which fills ``buckets[player, street]`` and a showdown ``strength[player]`` once per iteration.
 """
 
 from collections import namedtuple

@@ -75,7 +75,8 @@ class TreeGame(Game):
 
 def tree_game(name, tree, deal, bucket_stride, num_streets, deck_size, capabilities, **fields):
     """A :class:`TreeGame` over ``tree``, its depth and width read from the tree."""
-    return TreeGame(name=name, num_players=int(tree.contrib.shape[1]), num_streets=num_streets, tree=tree, deal=deal,
+    return TreeGame(name=name, num_players=int(tree.contrib.shape[1]), num_streets=num_streets,
+                    tree=tree, deal=deal,
                     bucket_stride=bucket_stride, max_depth=tree_depth(tree),
                     max_actions=int(tree.num_actions.max()), deck_size=deck_size,
                     capabilities=frozenset(capabilities), **fields)

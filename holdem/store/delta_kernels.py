@@ -100,9 +100,10 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
     cleared, against this ``read``); a row beyond it, or whose hint is not found or holds
     another number of actions, is looked up as without it.
 
-    Scratch: ``row_offset`` int64[rows] (each row's offset and flags), ``cursor`` int64[2, 2, SHARDS]. Outputs:
-    ``out_offsets`` uint32[2, rows] (regret group, strategy group); the value arrays, each of
-    at least the delta's entries; ``cuts`` int64[2, 2, SHARDS + 1] (group, rows/values, shard). Returns the number of new rows and of
+    Scratch: ``row_offset`` int64[rows] (each row's offset and flags), ``cursor``
+    int64[2, 2, SHARDS]. Outputs: ``out_offsets`` uint32[2, rows] (regret group, strategy
+    group); the value arrays, each of at least the delta's entries; ``cuts``
+    int64[2, 2, SHARDS + 1] (group, rows/values, shard). Returns the number of new rows and of
     their values; the groups' sizes are in ``cuts[g, :, SHARDS]``.
     """
     rows = delta.meta[0]

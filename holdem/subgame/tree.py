@@ -277,7 +277,8 @@ class SubgameTree:
                 raise KeyError(f"line {' '.join(line)!r}: the hand is over before {label!r}")
             labels = self.child_labels(node)
             if label not in labels:
-                raise KeyError(f"{label!r} is not an action at {' '.join(self.line(node)) or 'the root'} "
+                where = " ".join(self.line(node)) or "the root"
+                raise KeyError(f"{label!r} is not an action at {where} "
                                f"(actions: {', '.join(labels)})")
             node = int(self.first_child[node]) + labels.index(label)
         if self.kind[node] == CHANCE and river_index is not None:

@@ -4,9 +4,10 @@ Derived from the rules of :mod:`holdem.games.nlhe.rules` (seat 0 = small blind =
 preflop and second on later streets) with the bets and raises of an
 :class:`holdem.abstraction.actions.ActionAbstraction`. Amounts are integer chips
 (``chips_per_bb`` per big blind); ``stack`` is each player's chips before the ante and blinds.
-Heads-up only the effective (smaller) stack matters, so both players get it. The minimum raise is the previous raise increment (at least a big blind); once a
-player is all-in the other may only call or fold, and when both are all-in or matched with one
-all-in the remaining streets are dealt without betting (a SHOWDOWN leaf).
+Heads-up only the effective (smaller) stack matters, so both players get it. The minimum raise
+is the previous raise increment (at least a big blind); once a player is all-in the other may
+only call or fold, and when both are all-in or matched with one all-in the remaining streets
+are dealt without betting (a SHOWDOWN leaf).
 
 Besides :class:`holdem.games.tree.TreeArrays` the builder returns per-node labels (``f``, ``c``,
 ``r0.5p``, ``r2.5b``, ``a``) and the raise-to amounts, for export and analysis.

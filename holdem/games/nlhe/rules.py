@@ -421,7 +421,8 @@ class HandState:
     def _post_forced_bets(self) -> None:
         cfg = self.config
         posts = [(p, PostKind.ANTE, cfg.ante) for p in range(cfg.num_players)]
-        posts += [(0, PostKind.SMALL_BLIND, cfg.small_blind), (1, PostKind.BIG_BLIND, cfg.big_blind)]
+        posts += [(0, PostKind.SMALL_BLIND, cfg.small_blind),
+                  (1, PostKind.BIG_BLIND, cfg.big_blind)]
         for p, kind, asked in posts:
             chips = min(asked, self._stacks[p])
             if chips == 0:
