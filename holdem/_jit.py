@@ -18,10 +18,12 @@ Kernels stay iterative: numba's cache can crash when loading recursive functions
 6061).
 
 numba keys its cache on the source file of the cached function only, so a change in a kernel it
-calls (or inlines) from another file would load stale machine code. We therefore point numba's
-cache at a directory named after a digest of every kernel module of the package (those importing
-this module), unless the user set ``NUMBA_CACHE_DIR``: any change to a kernel selects a fresh
-cache.
+calls (or inlines) from another file would load stale machine code, or crash numba's cache loader
+(a ``NUMBA_CACHE_DIR`` kept from an older tree did). We therefore point numba's cache at a
+directory named after a digest of every kernel module of the package (those importing this
+module) and numba's version, ``numba-<digest>``, under ``~/.cache/holdem`` (``XDG_CACHE_HOME``)
+or, when the user set one, under ``NUMBA_CACHE_DIR``: any change to a kernel selects a fresh
+cache, wherever the caches are kept.
 """
 
 import hashlib
@@ -32,8 +34,10 @@ import numba
 from numba.extending import overload
 
 
-def _source_digest():
-    root = Path(__file__).resolve().parent
+def _source_digest(root=None):
+    """A digest of numba's version and every kernel module under ``root`` (default: this
+    package), their paths and contents."""
+    root = Path(__file__).resolve().parent if root is None else Path(root)
     digest = hashlib.sha256(numba.__version__.encode())
     for path in sorted(root.rglob("*.py")):
         text = path.read_bytes()
@@ -48,9 +52,15 @@ def cache_dir():
     return numba.config.CACHE_DIR
 
 
-if not os.environ.get("NUMBA_CACHE_DIR"):
-    _base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "holdem"
-    numba.config.CACHE_DIR = str(_base / f"numba-{_source_digest()}")
+def _cache_base():
+    """Where the per-digest cache directories go: ``NUMBA_CACHE_DIR`` if set, else
+    ``~/.cache/holdem``."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return Path(os.environ["NUMBA_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "holdem"
+
+
+numba.config.CACHE_DIR = str(_cache_base() / f"numba-{_source_digest()}")
 
 _OPTIONS = dict(cache=True, error_model="numpy", nogil=True, _nrt=False)
 

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from holdem import checkpoint as ckpt
+from holdem.fileio import describing
 from holdem.metrics import log
 
 
@@ -44,8 +45,9 @@ class LogdirLease:
         self._fd = None
         self.stale, self.superseded = [], []
         self.resume_path = resume_path
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self.directory, os.O_RDONLY)
+        with describing("create logdir", logdir):
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.directory, os.O_RDONLY)
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

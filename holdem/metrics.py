@@ -31,7 +31,8 @@ def first_rate(iterations, start_iterations, seconds):
 
 
 class Progress:
-    """Prints iterations, it/s, decision-node visits per iteration, infosets, store size and
+    """Prints iterations, it/s, decision-node visits per iteration, infosets, store size (what
+    the caller passes: a run passes the bytes its infosets take, the same after a resume) and
     time left every ``interval`` seconds.
 
     ``start_iters``: the iteration count this invocation started from (a resumed run's). The
@@ -50,6 +51,7 @@ class Progress:
         self.is_tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last = time.monotonic()
         self._last_iters = None
+        self._last_clock = 0.0
         self._last_visits = (start_iters, 0)     # (iterations, visits) at the previous line
 
     def _line(self, iterations, elapsed, rate, infosets, store_bytes, per_iteration=None):
@@ -77,19 +79,23 @@ class Progress:
             parts.append(f"left={format_seconds(min(left))}")
         return " ".join(parts)
 
-    def update(self, iterations, elapsed, infosets, store_bytes, force=False, visits=None):
+    def update(self, iterations, elapsed, infosets, store_bytes, force=False, visits=None,
+               clock=None):
         """Report if ``interval`` seconds passed since the last report (or ``force``).
-        ``visits``: decision-node visits this invocation has merged (None: not counted)."""
+        ``elapsed``: seconds against the time budget; ``clock``: seconds spent training, which
+        it/s is measured over (default ``elapsed``); ``visits``: decision-node visits this
+        invocation has merged (None: not counted)."""
         now = time.monotonic()
         if not self.enabled or (not force and now - self._last < self.interval):
             return
         if force and self._last_iters == iterations:
             return                  # this count was just reported (a second line would say 0 it/s)
+        clock = elapsed if clock is None else clock
         if self._last_iters is None:
-            rate = first_rate(iterations, self.start_iters, elapsed)
+            rate = first_rate(iterations, self.start_iters, clock)
         else:
-            rate = (iterations - self._last_iters) / max(1e-9, now - self._last)
-        self._last, self._last_iters = now, iterations
+            rate = (iterations - self._last_iters) / max(1e-9, clock - self._last_clock)
+        self._last, self._last_iters, self._last_clock = now, iterations, clock
         per_iteration = None
         if visits is not None and iterations > self._last_visits[0]:
             per_iteration = (visits - self._last_visits[1]) / (iterations - self._last_visits[0])

@@ -9,6 +9,7 @@ import math
 import time
 
 from holdem import config as config_mod
+from holdem.fileio import describing
 from holdem.metrics import Progress, TensorBoardWriter, WindowMean, first_rate, log
 
 
@@ -34,13 +35,17 @@ class RunMonitor:
         self.progress = Progress(tc.progress_interval, total_iters=tc.iters,
                                  time_budget=tc.time_budget, enabled=progress,
                                  start_iters=start_iterations)
-        self.tb = TensorBoardWriter(logdir) if tc.tensorboard else None
+        self.tb = None
+        if tc.tensorboard:
+            with describing("write TensorBoard events in", logdir):
+                self.tb = TensorBoardWriter(logdir)
         self.utility = WindowMean(tc.utility_window)
         self._last_log = time.monotonic()
         self._last_eval = time.monotonic()
         self._last_baseline = time.monotonic()
         self._last_lbr = time.monotonic()
-        self._last_iters = None
+        self._last_iters = None         # (iterations, training seconds) at the last scalars
+        self.eval_seconds = 0.0         # spent in evaluations (and their failures) so far
         self._warned = {}               # what failed -> when it was last reported
         # Every eval_interval: the exact exploitability where the game allows it, else how far
         # the preflop strategy moved; every eval_baseline_interval: a baseline match. Built on
@@ -48,8 +53,9 @@ class RunMonitor:
         self._cheap = self._baseline = self._lbr = None
         self._primed = False
         if self.tb is not None:
-            self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
-            self.tb.flush()
+            with describing("write TensorBoard events in", logdir):
+                self.tb.text("config", "```\n" + config_mod.dump_yaml(config) + "```")
+                self.tb.flush()
 
     def _metrics(self):
         from holdem.analysis import evaluation
@@ -113,30 +119,39 @@ class RunMonitor:
         return self.tb is not None and (
             force or time.monotonic() - self._last_log >= self.config.train.log_interval)
 
-    def tick(self, iterations, train_seconds, store, extra=None, force=False, visits=None):
-        """Report if an interval passed. ``extra``: more scalars (e.g. merge_ms); ``visits``:
+    def tick(self, iterations, train_seconds, store, extra=None, force=False, visits=None,
+             training_seconds=None):
+        """Report if an interval passed. ``train_seconds``: this invocation's seconds against
+        its time budget; ``training_seconds``: the part of them spent training, without this
+        monitor's evaluations (default ``train_seconds``: a clock that never counted them), over
+        which rates are measured; ``extra``: more scalars (e.g. merge_ms); ``visits``:
         decision-node visits merged in this invocation, for the progress line."""
-        self.progress.update(iterations, train_seconds, store.num_infosets, store.nbytes,
-                             force=force, visits=visits)
+        if training_seconds is None:
+            training_seconds = train_seconds
+        self.progress.update(iterations, train_seconds, store.num_infosets, store.used_bytes,
+                             force=force, visits=visits, clock=training_seconds)
+        start = time.perf_counter()
         try:
             values = self._evaluate(iterations, store, force)
         except OSError as exc:      # e.g. numba caching a kernel compiled now, on a full disk
             self._failed("an evaluation", exc)
             values = {}
+        self.eval_seconds += time.perf_counter() - start
         # The run's last tick is forced; it must not write the step just written again (with a
         # rate of 0 iterations over the moment between them).
         repeat = force and self._last_iters is not None and self._last_iters[0] == iterations
         if self.scalars_due(force) and not repeat:
-            now = time.monotonic()
             if self._last_iters is None:
-                rate = first_rate(iterations, self.start_iterations, train_seconds)
+                rate = first_rate(iterations, self.start_iterations, training_seconds)
             else:
-                rate = (iterations - self._last_iters[0]) / max(1e-9, now - self._last_iters[1])
-            self._last_iters = (iterations, now)
-            self._last_log = now
+                rate = ((iterations - self._last_iters[0])
+                        / max(1e-9, training_seconds - self._last_iters[1]))
+            self._last_iters = (iterations, training_seconds)
+            self._last_log = time.monotonic()
             values.update({"train/iters_per_sec": rate, "train/iterations": iterations,
                            "train/infosets": store.num_infosets,
-                           "train/store_bytes": store.nbytes,
+                           "train/store_bytes": store.used_bytes,
+                           "train/store_allocated_bytes": store.nbytes,
                            "train/utility_mean": self.utility.mean()})
             values.update(extra or {})
         if self.tb is not None and values:

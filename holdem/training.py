@@ -31,7 +31,7 @@ from pathlib import Path
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.checkpoint_writer import CheckpointWriter
-from holdem.games import make_game
+from holdem.games import CARDS, make_game
 from holdem.games.checkpointed import game_of_checkpoint
 from holdem.logdir import LogdirLease
 from holdem.metrics import compile_notice, format_bytes, log
@@ -43,10 +43,18 @@ from holdem.solver.solver import DcfrSchedule
 from holdem.store.store import RegretStore
 
 
-COMPILE_SECONDS = {False: 12, True: 16}
-"""Seconds a cold start spends compiling, in-process (False) or for worker processes (True):
-measured on the 2-core development machine with configs/hunl_default.yaml, the slowest game
-(12.4 s and 16.3 s to 'kernels ready'; README, Performance)."""
+COMPILE_SECONDS = {"nlhe": {False: 12, True: 16}, "small": {False: 16, True: 18}}
+"""Seconds a cold start spends compiling, in-process (False) or for worker processes (True), on
+the quiet 2-core development machine: No-Limit Hold'em 12.4 s and 16.3 s to 'kernels ready'
+with configs/hunl_default.yaml; Kuhn and Leduc, whose tree-game kernels take 1.2-1.3x NLHE's
+compile time in-process and 1.1x with workers, measured side by side on the loaded machine
+(README, Performance)."""
+
+
+def compile_estimate(game, in_background):
+    """The seconds :data:`COMPILE_SECONDS` gives a cold start of ``game``'s kernels (No-Limit
+    Hold'em: a game dealt with real cards; else the small games)."""
+    return COMPILE_SECONDS["nlhe" if game.supports(CARDS) else "small"][bool(in_background)]
 
 
 @dataclass
@@ -253,7 +261,8 @@ class Run:
         failed = True
         try:
             stop.abort_if_signalled()
-            with compile_notice(COMPILE_SECONDS[executor.in_background], self.progress):
+            with compile_notice(compile_estimate(self.game, executor.in_background),
+                                self.progress):
                 compile_seconds = executor.prepare(self.view)
             self.info(f"kernels ready in {compile_seconds:.2f} s (numba compile or cache load)")
             stop.abort_if_signalled()
@@ -285,8 +294,8 @@ class Run:
         if train_seconds > 0 and ran:
             self.info(f"decision-node visits: {self.visits / train_seconds:,.0f}/s "
                       f"({self.visits / ran:.1f} per iteration); store "
-                      f"{format_bytes(self.store.nbytes)} for {self.store.num_infosets:,} "
-                      "infosets")
+                      f"{format_bytes(self.store.used_bytes)} for {self.store.num_infosets:,} "
+                      f"infosets ({format_bytes(self.store.nbytes)} allocated)")
         for line in executor.summary(self.view):
             self.info(line)
         return RunResult.finish(self.iterations, ran, train_seconds, self.store.num_infosets,
@@ -391,11 +400,20 @@ class Run:
             self._batch_seconds += result.seconds
         self.monitor.utility.add(result.utility_sum, result.iters)
 
+    def training_seconds(self):
+        """Training seconds in this invocation without the run's evaluations: the clock rates
+        are measured over. (In-process, :meth:`train_seconds` counts only batches already;
+        with workers it is wall time, from which the main process's evaluations are taken.)"""
+        seconds = self.train_seconds()
+        if self.executor.in_background and self.monitor is not None:
+            seconds -= self.monitor.eval_seconds
+        return seconds
+
     def _tick(self, force=False):
         due = self.monitor.scalars_due(force)
         self.monitor.tick(self.iterations, self.train_seconds(), self.store,
                           self.executor.scalars() if due else None, force=force,
-                          visits=self.visits)
+                          visits=self.visits, training_seconds=self.training_seconds())
         if due:
             self.executor.reset_window()
 

@@ -242,6 +242,34 @@ def small_nlhe_blueprint(hunl_run):
     return holdem.Blueprint.load(hunl_run)
 
 
+def test_k_checks_in_a_line_as_in_play(small_nlhe_blueprint, hunl_run):
+    """Issue 40: ``k`` means check in ``play`` but was "not an action here" in ``--spot``
+    lines. It is the label ``c`` where nothing is to call, and an error facing a bet."""
+    import subprocess
+    import sys
+
+    bp = small_nlhe_blueprint
+    assert bp.line_labels("r2.5b c k") == ["r2.5b", "c", "c"]
+    assert bp.line_labels("c k") == ["c", "c"]             # the big blind checks its option
+    assert bp.query("r2.5b c k", "As Kd", "2c 7h 9d") == bp.query(
+        ["r2.5b", "c", "c"], "As Kd", "2c 7h 9d")
+    with pytest.raises(ValueError, match=r"'k' \(check\) after r2.5b: there is a bet to call"):
+        bp.line_labels("r2.5b k")
+    with pytest.raises(ValueError, match=r"'k' \(check\) after the start: there is a bet"):
+        bp.line_labels("k")
+
+    def spot(text):
+        return subprocess.run([sys.executable, "-m", "holdem.cli.inspect_blueprint",
+                               "--checkpoint", str(hunl_run), "--spot", text],
+                              capture_output=True, text=True, timeout=300)
+    with_k, with_c = spot("r2.5b c k | As Kd | 2c 7h 9d"), spot("r2.5b c c | As Kd | "
+                                                              "2c 7h 9d")
+    assert with_k.returncode == 0, with_k.stderr
+    assert with_k.stdout == with_c.stdout
+    refused = spot("r2.5b k | As Kd |")
+    assert refused.returncode == 2 and "there is a bet to call" in refused.stderr
+
+
 def test_head_to_head_against_baselines_and_itself(small_nlhe_blueprint):
     from holdem.analysis.headtohead import bot_tables, head_to_head
 

@@ -1,6 +1,8 @@
 """Preflop range charts: the grid convention, exact probabilities in every output, the CLI."""
 
+import importlib.util
 import json
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -208,6 +210,64 @@ def test_a_postflop_chart_mixes_each_class_by_how_often_it_is_held_there(bp):
     assert 'data-reach="' in page
     with pytest.raises(ChartError, match="cannot compare"):
         compare(chart, range_chart(bp, line, board="Kh Kd 7c"))
+
+
+def _chart_with_reach(reach):
+    """A big blind's flop chart (check 92%, bet 8% for every class) with the given reach."""
+    probs = np.zeros((13, 13, 3))
+    probs[:, :, 0], probs[:, :, 1] = 0.92, 0.08
+    return charts.RangeChart(source="test", line=("r2.5b", "c"), player=1,
+                             actions=("c", "r0.5p", "a"),
+                             names=("check", "bet 2.5 bb", "all-in: bet 97.5 bb"), probs=probs,
+                             reach=reach, board=("2c", "7h", "9d"), weights=reach * 6)
+
+
+def test_a_class_reached_with_almost_nothing_is_marked_not_drawn_as_a_full_cell(tmp_path):
+    """Issue 40: the big blind's KK at reach 1e-5 (it 3-bets KK) was drawn as "KK C 8" and a
+    solid green cell. A class reached with less than MIN_REACH (1%) is marked ~ and grey; the
+    others are shaded by their reach (HTML and PNG: the cell filled to that height)."""
+    assert charts.MIN_REACH == 0.01
+    reach = np.full((13, 13), 0.5)
+    kk, aa, qq = (_cell(name) for name in ("KK", "AA", "QQ"))
+    reach[kk], reach[aa], reach[qq] = 1e-5, 1.0, 0.01
+    chart = _chart_with_reach(reach)
+    assert chart.rare()[kk] and not chart.rare()[qq] and chart.rare().sum() == 1
+    text = charts.format_terminal(chart, color=False).splitlines()
+
+    def grid_cell(name):
+        row, col = _cell(name)
+        return text[1 + row][9 * col:9 * col + 8]
+    assert grid_cell("KK") == "KK     ~" and grid_cell("AA") == "AA  C  8"
+    assert "~ = reach under 1%" in text[14]
+    colored = charts.format_terminal(chart, color=True)
+    full, half = (charts._ansi("X", charts._shade(charts._blend(
+        [charts.CALL_COLOR, charts.RAISE_COLORS[0]], [0.92, 0.08]), r), True)[:19]
+        for r in (1.0, 0.5))
+    assert full != half and colored.count(full) == 1      # AA alone has the full colour
+    page = charts.to_html(chart)
+    cell_html = {m[1]: m[0]
+                 for m in re.finditer(r'<td data-hand="([^"]+)".*?</td>', page, re.S)}
+    assert 'data-rare="true"' in cell_html["KK"] and "<i " not in cell_html["KK"]
+    assert 'class="bar" style="height:100.00%"' in cell_html["AA"]
+    assert 'class="bar" style="height:50.00%"' in cell_html["AKs"]
+    assert "data-rare" not in cell_html["QQ"] and "<i " in cell_html["QQ"]
+    if importlib.util.find_spec("matplotlib"):
+        charts.save_png(chart, tmp_path / "reach.png")
+        assert (tmp_path / "reach.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_preflop_class_the_player_never_reaches_is_out_of_the_range():
+    """Preflop (no weights) a class at reach 0 (folded earlier in the line) is '.', not '~'."""
+    reach = np.zeros((13, 13))
+    reach[_cell("AA")] = 1.0
+    chart = charts.RangeChart(**{**_chart_with_reach(reach).__dict__, "weights": None,
+                                 "board": ()})
+    assert chart.in_range().sum() == 1 and not chart.rare().any()
+    assert charts.format_terminal(chart, color=False).splitlines()[1][9:17] == "AKs    ."
+
+
+def _cell(name):
+    return charts._cell_of(name)
 
 
 def test_png_without_matplotlib_says_so(bp, monkeypatch, tmp_path):

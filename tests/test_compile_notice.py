@@ -51,6 +51,52 @@ def test_notice_prints_once_when_numba_compiles_and_never_from_memory_or_when_qu
     assert quiet.getvalue() == ""
 
 
+def _cache_dir_of(tree, numba_cache_dir):
+    """The numba cache directory the package in ``tree`` selects under ``numba_cache_dir``."""
+    code = "from holdem._jit import cache_dir; print(cache_dir())"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(numba_cache_dir), PYTHONPATH=str(tree))
+    return Path(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                               text=True, check=True, cwd=tree).stdout.strip())
+
+
+def test_a_numba_cache_dir_kept_from_another_tree_is_never_loaded(tmp_path):
+    """Issue 40: a ``NUMBA_CACHE_DIR`` kept from an older tree crashed numba's cache loader:
+    numba checks only the cached function's own file, so kernels inlined from files that had
+    changed came back stale. Under ``NUMBA_CACHE_DIR`` too, each tree's kernels select a
+    directory named after their digest: a tree whose kernels differ (here one constant of
+    one kernel module) never reads another's cache; the same kernels share one."""
+    root = Path(__file__).resolve().parents[1]
+    shared = tmp_path / "numba-cache"
+    older = tmp_path / "older"
+    shutil.copytree(root / "holdem", older / "holdem",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    kernels = older / "holdem" / "store" / "kernels.py"
+    kernels.write_text(kernels.read_text() + "\nOLDER_TREE = 1\n")
+    here = _cache_dir_of(root, shared)
+    there = _cache_dir_of(older, shared)
+    assert here.parent == there.parent == shared
+    assert here != there and here.name.startswith("numba-")
+    assert here.name == Path(cache_dir()).name               # this process's kernels' digest
+    same = tmp_path / "same"
+    shutil.copytree(root / "holdem", same / "holdem",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    assert _cache_dir_of(same, shared) == here                # same kernels, same cache
+
+
+def test_small_games_announce_their_own_compile_time(kuhn, leduc):
+    """Issue 40: the notice for Leduc quoted the No-Limit Hold'em figure. Each kind of game has
+    its own, in-process and with workers; NLHE's stays the one measured with hunl_default."""
+    from holdem import config as config_mod
+    from holdem.games import make_game
+
+    nlhe = make_game(config_mod.load(Path(__file__).resolve().parents[1] / "configs" /
+                                     "hunl_default.yaml"))
+    for workers in (False, True):
+        assert training.compile_estimate(nlhe, workers) == (12, 16)[workers]
+        for game in (kuhn, leduc):
+            assert training.compile_estimate(game, workers) == (16, 18)[workers]
+
+
 def _run(module, *args, cache=None, stdin=None):
     env = dict(os.environ)
     if cache is not None:
@@ -62,11 +108,12 @@ def _run(module, *args, cache=None, stdin=None):
 
 
 def _cold_copy(tmp_path, kernel):
-    """A copy of this session's numba cache (which the caller has warmed) without ``kernel``'s
-    index: that kernel compiles again, the rest loads."""
+    """A ``NUMBA_CACHE_DIR`` holding a copy of this session's numba cache (which the caller has
+    warmed; in the directory this tree's kernels select there) without ``kernel``'s index:
+    that kernel compiles again, the rest loads."""
     copy = tmp_path / f"numba-{kernel}"
     shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(cache_dir(), copy)
+    shutil.copytree(cache_dir(), copy / Path(cache_dir()).name)
     _forget(copy, kernel)
     return copy
 
@@ -123,6 +170,8 @@ def test_training_announces_a_cold_cache_and_quiet_is_quiet(tmp_path):
     _forget(cache, "merge_delta")
     cold = train("cold")
     lines = _own(cold.stderr)
-    assert lines[0] == NOTICE.format(training.COMPILE_SECONDS[True]).strip() and lines[1].startswith("kernels ready in")
+    # Kuhn's own figure (it quoted No-Limit Hold'em's, issue 40)
+    assert lines[0] == NOTICE.format(training.COMPILE_SECONDS["small"][True]).strip()
+    assert lines[1].startswith("kernels ready in")
     warm = train("warm")
     assert "compiling kernels" not in warm.stderr and "kernels ready in" in warm.stderr

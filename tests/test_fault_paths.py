@@ -36,7 +36,6 @@ from holdem.runtime.executor import Batch, RunView
 from holdem.runtime.process import ProcessExecutor
 from holdem.runtime.worker import BatchRunner
 from holdem.solver.solver import DcfrSchedule
-from holdem.store import record_kernels as rk
 from holdem.store import records
 from holdem.store.delta import Group, RowMerger, SplitDelta
 from holdem.store.merge import merge_one
@@ -147,6 +146,28 @@ def _snapshot(store):
 def _assert_same(store, arrays):
     for got, want in zip(store.used(), arrays):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_worker_idle_longer_than_worker_timeout_is_not_restarted_when_it_gets_work(
+        scripted, capsys):
+    """Issue 40: silence is timed from a worker's last message, and an idle worker sends none;
+    ``last_heard`` was not reset when it was handed a batch, so a worker idle past
+    ``worker_timeout`` (a pause of the loop: a long evaluation, a checkpoint) was restarted at
+    the next merge pass as hung. It counts from the batch; a worker that then stays silent
+    past the timeout is still replaced."""
+    executor, pool, _ = scripted()
+    timeout = executor.tc.worker_timeout
+    for w in executor.workers:
+        w.last_heard -= timeout + 5               # idle, with nothing outstanding, that long
+    executor.results(0.0)
+    assert pool.restarted == []                   # idle is not hung
+    executor.submit(Batch(0, 0, 400, 0.0))
+    assert [i for i, _ in pool.sent] == [0]
+    executor.results(0.0)
+    assert pool.restarted == [] and "no answer" not in capsys.readouterr().err
+    executor.workers[0].last_heard -= timeout + 5     # now silent that long with a batch
+    executor.results(0.0)
+    assert pool.restarted == [0] and "worker 0: no answer for" in capsys.readouterr().err
 
 
 BATCHES = [Batch(0, 0, 400, 0.0), Batch(1, 400, 400, 0.0)]

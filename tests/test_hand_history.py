@@ -281,7 +281,11 @@ def test_eval_writes_the_first_hands_of_each_match_and_its_numbers_do_not_change
                                              if "mbb/hand" in line]
     assert f"history: 50 hands in {path} (PHH)" in logged.stdout
     replayed = replay(pokerkit, path.read_text())
-    assert [h.hand for h, _ in replayed] == list(range(1, 26)) * 2
+    # One file, one numbering: the second match's hands go on from 26 (they restarted at 1,
+    # issue 40); each match's own deals are its hands' _deal.
+    assert [h.hand for h, _ in replayed] == list(range(1, 51))
+    assert [h.user_defined_fields["_deal"] for h, _ in replayed] == [
+        hand // 2 + 1 for hand in range(25)] * 2
     assert all(stacks == h.finishing_stacks for h, stacks in replayed)
     assert "vs equity bot" in replayed[0][0].event and "vs blueprint" in replayed[25][0].event
     bp = holdem.Blueprint.load(hunl_run)
@@ -310,6 +314,9 @@ def _parse_error(*args):
     (["--vs", "call", "--history", "X", "--history-hands", 0],
      "--history-hands must be positive, got 0"),
     (["--lbr", "--history", "X"], "--history writes the hands of a match"),
+    # It wrote 1,000 hands without a word (issue 40).
+    (["--vs", "call", "--hands", 1000, "--history", "X", "--history-hands", 5000],
+     "--history-hands 5000 is more than the match's --hands 1000"),
 ])
 def test_eval_history_argument_errors(checkpoint, tmp_path, capsys, args, message):
     args = [str(tmp_path / "h.phhs") if a == "X" else a for a in args]

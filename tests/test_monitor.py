@@ -1,6 +1,7 @@
 """What a run reports while it trains: the preflop-strategy-change scalar of No-Limit Hold'em
 (its values, and that TensorBoard's own reader finds it in a real run's event file)."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +151,17 @@ def test_preflop_change_of_a_store_without_preflop_rows_is_none():
     assert change(solver.store) == 0.0
 
 
+def _kuhn_monitor(logdir):
+    """(RunMonitor writing TensorBoard scalars at every tick into ``logdir``, a Kuhn store)."""
+    from holdem.monitor import RunMonitor
+
+    config = config_mod.with_overrides(config_mod.load(ROOT / "configs" / "kuhn.yaml"),
+                                       train={"iters": 1000, "tensorboard": True,
+                                              "log_interval": 0.001})
+    game = make_game(config)
+    return RunMonitor(config, logdir, game, progress=False), Solver(game, config).store
+
+
 def test_a_refused_evaluation_or_tensorboard_write_is_reported_and_training_goes_on(
         tmp_path, monkeypatch, capsys):
     """The hunl_blueprint soak's disk-full fault: a baseline match compiled its kernel for the
@@ -158,14 +170,7 @@ def test_a_refused_evaluation_or_tensorboard_write_is_reported_and_training_goes
     tick's other work goes on."""
     import errno
 
-    from holdem.monitor import RunMonitor
-
-    config = config_mod.with_overrides(config_mod.load(ROOT / "configs" / "kuhn.yaml"),
-                                       train={"iters": 1000, "tensorboard": True,
-                                              "log_interval": 0.001})
-    game = make_game(config)
-    monitor = RunMonitor(config, tmp_path, game, progress=False)
-    store = Solver(game, config).store
+    monitor, store = _kuhn_monitor(tmp_path)
     full = OSError(errno.EFBIG, "File too large")
 
     def refuse(*args, **kwargs):
@@ -186,3 +191,97 @@ def test_a_refused_evaluation_or_tensorboard_write_is_reported_and_training_goes
                    "warning: writing TensorBoard scalars failed at this tick: [Errno 27] File "
                    "too large; training goes on"]
     monitor.close()
+
+
+def _scalars(logdir, tag):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(logdir), size_guidance={"scalars": 0})
+    events.Reload()
+    return [(e.step, e.value) for e in events.Scalars(tag)]
+
+
+def test_a_rate_point_measures_training_not_the_evaluation_in_its_interval(tmp_path,
+                                                                          monkeypatch):
+    """Issue 40: a run's last train/iters_per_sec point was 2,188 where the rest were 18-23 k:
+    the end-of-run evaluation was counted in its interval. Rates are measured over the
+    training clock the run passes (here 10,000 iterations in 0.5 s each time), whatever the
+    wall time an evaluation took."""
+    import time
+
+    monitor, store = _kuhn_monitor(tmp_path)
+
+    def slow_evaluation(iterations, store, force):
+        if force:
+            time.sleep(0.4)                 # the end-of-run evaluation
+        return {}
+
+    monkeypatch.setattr(monitor, "_evaluate", slow_evaluation)
+    written = []
+    monkeypatch.setattr(monitor.tb, "scalars", lambda step, values: written.append(values))
+    monitor.tick(10_000, 0.5, store)
+    time.sleep(0.5)                         # training
+    monitor.tick(20_000, 1.0, store, force=True)
+    monitor.close()
+    rates = [values["train/iters_per_sec"] for values in written]
+    assert rates == [pytest.approx(20_000), pytest.approx(20_000)]
+    assert monitor.eval_seconds >= 0.4
+
+
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.parallel)])
+def test_the_last_rate_point_of_a_run_is_not_dragged_down_by_its_final_evaluation(
+        tmp_path, monkeypatch, workers):
+    """Through train(): every evaluation of the run takes an extra second (a slow baseline
+    match); the rate points, the last one included, stay those of training."""
+    import time
+
+    from holdem.monitor import RunMonitor
+    from holdem.training import train
+
+    evaluate = RunMonitor._evaluate
+
+    def slow(self, iterations, store, force):
+        values = evaluate(self, iterations, store, force)
+        if force:
+            time.sleep(1.0)
+        return values
+
+    monkeypatch.setattr(RunMonitor, "_evaluate", slow)
+    monkeypatch.setenv("HOLDEM_SHM_DIR", str(tmp_path))
+    train_keys = {"time_budget": 2.0, "tensorboard": True, "log_interval": 0.25,
+                  "num_workers": workers}
+    if workers > 1:
+        train_keys["worker_timeout"] = 600      # a loaded machine: no restarts
+    config = config_mod.with_overrides(config_mod.default_for_game("leduc"), train=train_keys)
+    train(config, tmp_path / "run", progress=False)
+    rates = [value for _, value in _scalars(tmp_path / "run", "train/iters_per_sec")]
+    assert len(rates) >= 4, rates
+    assert rates[-1] >= 0.5 * float(np.median(rates[1:-1])), rates
+
+
+def test_store_bytes_means_the_same_before_and_after_a_resume(tmp_path):
+    """Issue 40: after a resume train/store_bytes fell (25.5 -> 18.4 MB) with the infoset count
+    unchanged: it was the allocated capacity, which a resumed store starts without. It is now
+    the bytes the stored infosets take (RegretStore.used_bytes: rows, hash slots and entries,
+    packed), and train/store_allocated_bytes is the memory."""
+    from holdem import checkpoint as ckpt
+    from holdem.store.store import RegretStore
+
+    logdir = tmp_path / "run"
+    run("train_blueprint", "--game", "leduc", "--iters", 20_000, "--logdir", logdir,
+        "--tensorboard", "--quiet")
+    before = _scalars(logdir, "train/store_bytes")
+    proc = run("train_blueprint", "--iters", 40_000, "--logdir", logdir, "--resume-from",
+               logdir)
+    after = _scalars(logdir, "train/store_bytes")[len(before):]
+    infosets = _scalars(logdir, "train/infosets")
+    assert infosets[len(before) - 1][1] == infosets[-1][1] == 288          # Leduc: all of them
+    assert before[-1][1] == after[0][1] == after[-1][1]
+    latest = ckpt.load(ckpt.resolve(logdir))
+    store = ckpt.store_from_checkpoint(latest)
+    assert after[-1][1] == store.used_bytes and isinstance(store, RegretStore)
+    allocated = _scalars(logdir, "train/store_allocated_bytes")
+    assert allocated and all(value >= after[0][1] for _, value in allocated)
+    # The progress line says the same store size on both sides of the resume.
+    size = re.findall(r"store=([\d.]+ [KMG]?B)", proc.stderr)
+    assert size and len(set(size)) == 1, proc.stderr

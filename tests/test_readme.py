@@ -95,7 +95,7 @@ def test_shell_examples_run(worked):
 
 def test_the_readmes_continued_run_keeps_its_workers_and_tensorboard(worked):
     """The main job trains with workers and TensorBoard; the README's "continue the run"
-    command gives only the config file and the logdir, and must not drop either."""
+    command gives only its budget and the logdir, and must not drop either."""
     _, results = worked
     first = [proc for command, proc in results
              if "train_blueprint" in command and "--tensorboard" in command
@@ -107,6 +107,39 @@ def test_the_readmes_continued_run_keeps_its_workers_and_tensorboard(worked):
         assert "resuming with the run's settings (num_workers 2, backend process, tensorboard " \
                "true" in proc.stderr, proc.stderr
         assert "starting 2 workers" in proc.stderr, proc.stderr
+
+
+def test_the_readmes_resume_command_keeps_the_runs_own_settings(tmp_path):
+    """Issue 40: the README's "continue the run" command passed --config, which put back what
+    the file sets (a run's --snapshot-interval 5 returned to 600). Run as the README writes
+    it, after a run with --snapshot-interval 5 in the logdir it names, it keeps every setting."""
+    from holdem import checkpoint as ckpt
+
+    resumes = [command for command in shell_commands()
+               if "train_blueprint" in command and "--resume-from" in command]
+    assert resumes
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+    for n, command in enumerate(resumes):
+        argv = shrink(shlex.split(command))
+        directory = tmp_path / str(n)
+        directory.mkdir()
+        for name in ("configs", "assets"):
+            (directory / name).symlink_to(ROOT / name)
+        logdir = argv[argv.index("--logdir") + 1]
+        first = subprocess.run([sys.executable, "-m", "holdem.cli.train_blueprint", "--config",
+                                "configs/hunl_default.yaml", "--iters", "1000",
+                                "--snapshot-interval", "5", "--logdir", logdir, "--quiet"],
+                               cwd=directory, env=env, capture_output=True, text=True,
+                               timeout=600)
+        assert first.returncode == 0, first.stderr
+        proc = subprocess.run([sys.executable, *argv[1:]], cwd=directory, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"{command}\n{proc.stderr}"
+        assert "resuming with the run's settings" in proc.stderr
+        assert "changed:" not in proc.stderr, proc.stderr
+        header = ckpt.load(ckpt.resolve(directory / logdir)).header
+        assert header["config"]["train"]["snapshot_interval"] == 5
 
 
 def test_python_example_runs(worked, monkeypatch):

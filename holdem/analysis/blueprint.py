@@ -247,16 +247,17 @@ class Blueprint:
 
     def line_labels(self, line):
         """The abstract labels of a betting line given as the CLI takes it: a string of labels
-        separated by spaces (``"r2.5b c"``), an export history (``"r2.5c/r1"``: one letter per
-        action, raise-to amounts in big blinds after ``r``, streets separated by ``/``), a
-        list of labels, or None / ``""`` for the first decision. No-Limit Hold'em."""
+        separated by spaces (``"r2.5b c"``; ``k`` is a check, read as ``c``), an export
+        history (``"r2.5c/r1"``: one letter per action, raise-to amounts in big blinds after
+        ``r``, streets separated by ``/``), a list of labels, or None / ``""`` for the first
+        decision. No-Limit Hold'em."""
         if line is None:
             return []
         if not isinstance(line, str):
             return [str(label) for label in line]
         text = line.strip()
         if not text or any(ch.isspace() for ch in text) or not _HISTORY_RE.fullmatch(text):
-            return text.split()
+            return self._checks_read(text.split(), line)
         labels = []
         for token in _HISTORY_TOKEN_RE.findall(text):
             if token in ("f", "c"):
@@ -273,6 +274,21 @@ class Blueprint:
                                  f"{', '.join(sizes) or 'none'})")
             labels.append(match[0])
         return labels
+
+    def _checks_read(self, labels, line):
+        """``labels`` with each ``k`` (check, as ``play`` takes it) read as the label ``c``
+        where there is nothing to call; a ``k`` facing a bet raises ValueError."""
+        out = []
+        for label in labels:
+            if label == "k":
+                _, _, _, _, bet, commit, _ = self._decision(out)
+                if commit != bet:
+                    raise ValueError(f"line {line!r}: 'k' (check) after "
+                                     f"{' '.join(out) or 'the start'}: there is a bet to call "
+                                     "('c' calls it, 'f' folds)")
+                label = "c"
+            out.append(label)
+        return out
 
     def spot(self, labels, hole, board=(), average=True):
         """The decision after the line ``labels`` (see :meth:`line_labels`: labels, or an

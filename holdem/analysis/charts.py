@@ -15,7 +15,11 @@ representative. After the flop the combos of a class fall in different buckets: 
 mix of its live combos weighted by how often the player to act holds each at the node
 (:class:`holdem.analysis.ranges.NodeRange`), and a class the player never gets there with (or
 whose combos are all on the board) is out of the range. Every chart also has the player's reach
-per class: the share of the class it plays the line with. Outputs: a
+per class: the share of the class it plays the line with, which shades each cell (a cell is
+filled to the height of its reach in HTML and PNG; in colour in the terminal, its colours fade
+towards grey as reach falls), and a class reached with less than :data:`MIN_REACH` (1% of its
+combos) is marked as barely in the range (``~`` in the terminal, an unfilled grey cell in HTML
+and PNG) instead of being drawn as a full cell of its mix. Outputs: a
 self-contained HTML page (probabilities as JSON in ``data-probs``), a terminal grid (24-bit
 colour or plain text), a PNG (only if matplotlib is installed) and the difference of two charts.
 """
@@ -34,6 +38,11 @@ GRID_RANKS = RANK_CHARS[::-1]                   # "AKQJT98765432": row/column or
 COMBOS = {"pair": 6, "suited": 4, "offsuit": 12}
 FOLD_COLOR, CALL_COLOR, ALLIN_COLOR = "#5b7fbf", "#4caf50", "#6a1b9a"
 RAISE_COLORS = ("#f6b26b", "#e69138", "#e06666", "#cc0000", "#990000", "#660000")
+OUT_COLOR = "#eeeeee"
+MIN_REACH = 0.01
+"""Classes the player reaches with less than this share of their combos are marked as barely in
+the range, not drawn as their mix (a big blind's KK it 3-bets, called at reach 1e-5, is no
+green cell)."""
 
 
 class ChartError(ValueError):
@@ -91,10 +100,22 @@ class RangeChart:
     weights: np.ndarray = None
 
     def in_range(self):
-        """bool[13, 13]: the classes the player can hold at this node."""
+        """bool[13, 13]: the classes the player can hold at this node (preflop: those it
+        reaches at all)."""
         if self.weights is None:
-            return np.ones((13, 13), dtype=bool)
+            return np.ones((13, 13), dtype=bool) if self.reach is None else self.reach > 0
         return self.weights > 0
+
+    def shown_reach(self):
+        """float64[13, 13]: the reach each cell is shaded by, in [0, 1] (1 where the chart has
+        no reach; 0 where the board holds every combo)."""
+        if self.reach is None:
+            return np.ones((13, 13))
+        return np.clip(np.nan_to_num(self.reach, nan=0.0), 0.0, 1.0)
+
+    def rare(self):
+        """bool[13, 13]: classes in the range but reached with less than :data:`MIN_REACH`."""
+        return self.in_range() & (self.shown_reach() < MIN_REACH)
 
     def mix(self, name):
         """{label: probability} of one class, e.g. ``chart.mix("AKs")``."""
@@ -232,28 +253,37 @@ def _ansi(text, rgb, color):
     return f"\x1b[48;2;{rgb[0]};{rgb[1]};{rgb[2]}m\x1b[38;2;{fg}m{text}\x1b[0m"
 
 
+def _shade(rgb, reach):
+    """``rgb`` faded towards the out-of-range grey as ``reach`` falls from 1 to 0."""
+    grey = _rgb(OUT_COLOR)
+    return tuple(int(round(g + (x - g) * reach)) for x, g in zip(rgb, grey))
+
+
 def format_terminal(chart, color=True):
     """The grid as text: each cell is the class, the letter of its most likely action (F fold,
-    C call/check, R raise, A all-in) and its raise + all-in frequency in percent; with ``color``
-    the background is the mix of the action colours (ANSI 24-bit)."""
+    C call/check, R raise, A all-in) and its raise + all-in frequency in percent, or ``~`` for a
+    class reached with less than :data:`MIN_REACH`; with ``color`` the background is the mix of
+    the action colours (ANSI 24-bit), faded towards grey by the class's reach."""
     colors = action_colors(chart.actions)
     raises = chart.raise_frequency()
-    live = chart.in_range()
+    live, rare, reach = chart.in_range(), chart.rare(), chart.shown_reach()
     lines = [f"{describe(chart)} -- {chart.source}"]
     for r in range(13):
         cells = []
         for c in range(13):
             p = chart.probs[r, c]
-            if not live[r, c]:
-                cells.append(f"{GRID[r][c]:<3}    .")
+            if not live[r, c] or rare[r, c]:
+                cells.append(f"{GRID[r][c]:<3}    {'~' if live[r, c] else '.'}")
                 continue
             top = chart.actions[int(np.argmax(p))][0].upper()
             text = f"{GRID[r][c]:<3} {top}{round(100 * raises[r, c]):3d}"
-            cells.append(_ansi(text, _blend([colors[a] for a in chart.actions], p), color))
+            rgb = _shade(_blend([colors[a] for a in chart.actions], p), reach[r, c])
+            cells.append(_ansi(text, rgb, color))
         lines.append(" ".join(cells))
     legend = "  ".join(_ansi(f" {a} = {n} ", _rgb(colors[a]), color)
                        for a, n in zip(chart.actions, chart.names))
     out = "; . = out of the range" if not live.all() else ""
+    out += f"; ~ = reach under {100 * MIN_REACH:g}%" if rare.any() else ""
     lines.append(f"cell: class, most likely action, raise+all-in %{out}   {legend}")
     lines.append("all hands: " + "  ".join(f"{n} {100 * p:.1f}%" for n, p in
                                            zip(chart.names, chart.overall().values())))
@@ -278,7 +308,7 @@ def format_terminal_comparison(cmp, color=True):
 # -- HTML -----------------------------------------------------------------------------------
 _CSS = """body{font-family:sans-serif;margin:20px}table{border-collapse:collapse}
 td{width:54px;height:38px;padding:0;border:1px solid #fff;position:relative;font-size:12px}
-.bar{display:flex;height:100%;width:100%}.bar i{display:block;height:100%}
+.bar{display:flex;position:absolute;left:0;bottom:0;width:100%}.bar i{display:block;height:100%}
 td b{position:absolute;left:3px;top:2px;color:#000;text-shadow:0 0 3px #fff}
 td small{position:absolute;right:3px;bottom:2px;text-shadow:0 0 3px #fff}
 .key{display:inline-block;width:14px;height:14px;margin:0 4px 0 12px;vertical-align:middle}"""
@@ -297,10 +327,11 @@ def _attr(name, value):
 def to_html(chart):
     """A self-contained HTML page. Each cell has ``data-hand``, ``data-probs`` (the queried
     probabilities as JSON, exact), ``data-reach`` (the player's reach with the class, null where
-    the board holds every combo) and a tooltip; the bar widths are the probabilities; classes
-    out of the range are grey."""
+    the board holds every combo) and a tooltip; the bar widths are the probabilities and its
+    height the reach; classes out of the range, or reached with less than :data:`MIN_REACH`
+    (``data-rare``), are grey."""
     colors = action_colors(chart.actions)
-    live = chart.in_range()
+    live, rare, shown = chart.in_range(), chart.rare(), chart.shown_reach()
     rows = []
     for r in range(13):
         cells = []
@@ -312,13 +343,17 @@ def to_html(chart):
             tip = name + "".join(f"\n{n}: {100 * q:.2f}%" for n, q in zip(chart.names, p))
             if reach is not None:
                 tip += f"\nreach: {100 * reach:.2f}%"
+            drawn = live[r, c] and not rare[r, c]
             bars = "".join(f'<i style="width:{100 * q:.4f}%;background:{colors[a]}"></i>'
-                           for a, q in zip(chart.actions, p)) if live[r, c] else ""
+                           for a, q in zip(chart.actions, p)) if drawn else ""
             cells.append(f"<td {_attr('data-hand', name)} "
                          f"{_attr('data-probs', json.dumps(probs))} "
                          f"{_attr('data-reach', json.dumps(reach))} {_attr('title', tip)}"
-                         + ("" if live[r, c] else ' style="background:#eeeeee"')
-                         + f"><div class=\"bar\">{bars}</div><b>{name}</b></td>")
+                         + ("" if drawn else f' style="background:{OUT_COLOR}"')
+                         + (' data-rare="true"' if rare[r, c] else "")
+                         + f"><div class=\"bar\" style=\"height:{100 * shown[r, c]:.2f}%\">"
+                         f"{bars}</div><b>{name}</b>"
+                         + ("<small>~</small>" if rare[r, c] else "") + "</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     legend = "".join(f'<span class="key" style="background:{colors[a]}"></span>'
                      f"{html.escape(f'{a} = {n}')}" for a, n in zip(chart.actions, chart.names))
@@ -327,7 +362,8 @@ def to_html(chart):
     body = (f"<p>{html.escape(chart.source)}</p><p>{legend}</p>\n<table>\n" + "\n".join(rows)
             + f"\n</table>\n<p>All hands (combination-weighted): {html.escape(overall)}</p>"
             "<p>Rows and columns A..2; pairs on the diagonal, suited above it, offsuit below."
-            " Hover a cell for its probabilities.</p>")
+            " A cell is filled to the height of the player's reach with the class; grey with ~:"
+            f" reach under {100 * MIN_REACH:g}%. Hover a cell for its probabilities.</p>")
     return _page(f"Range chart: {describe(chart)}", body)
 
 
@@ -377,6 +413,7 @@ def save_png(chart_or_cmp, path):
     chart = chart_or_cmp.first if is_cmp else chart_or_cmp
     colors = action_colors(chart.actions)
     fig, ax = plt.subplots(figsize=(10, 10.8))
+    live, rare, reach = chart.in_range(), chart.rare(), chart.shown_reach()
     for r in range(13):
         for c in range(13):
             y = 12 - r
@@ -384,12 +421,15 @@ def save_png(chart_or_cmp, path):
                 d = chart_or_cmp.raise_delta[r, c]
                 ax.add_patch(Rectangle((c, y), 1, 1, color=[x / 255 for x in _diverging(d)]))
                 ax.text(c + 0.95, y + 0.08, f"{round(100 * d):+d}", ha="right", fontsize=8)
-            elif not chart.in_range()[r, c]:
-                ax.add_patch(Rectangle((c, y), 1, 1, color="#eeeeee"))
+            elif not live[r, c] or rare[r, c]:
+                ax.add_patch(Rectangle((c, y), 1, 1, color=OUT_COLOR))
+                if rare[r, c]:
+                    ax.text(c + 0.95, y + 0.08, "~", ha="right", fontsize=8)
             else:
-                x = float(c)
+                x, height = float(c), float(reach[r, c])
+                ax.add_patch(Rectangle((c, y), 1, 1, color=OUT_COLOR))
                 for a, p in zip(chart.actions, chart.probs[r, c]):
-                    ax.add_patch(Rectangle((x, y), p, 1, color=colors[a], linewidth=0))
+                    ax.add_patch(Rectangle((x, y), p, height, color=colors[a], linewidth=0))
                     x += p
             ax.text(c + 0.05, y + 0.9, GRID[r][c], va="top", fontsize=8)
     ax.set_xlim(0, 13)

@@ -11,7 +11,9 @@ version, never a half-written one.
 
 Each hand has the fields a No-Limit Hold'em hand needs (``variant = "NT"``, ``antes``,
 ``blinds_or_straddles``, ``min_bet`` = the big blind, ``starting_stacks``, ``actions``) and
-``hand`` (its number), ``seat_count``, ``seats``, ``players``, ``finishing_stacks`` and, for
+``hand`` (its number in the file: a session's hands, or ``eval_blueprint``'s matches one
+after the other, never restarting with a match), ``seat_count``, ``seats``, ``players``,
+``finishing_stacks`` and, for
 matches, ``event`` and ``_deal`` (the duplicate deal the hand belongs to; fields starting with
 ``_`` are PHH's user-defined fields). Actions: every player's hole cards (``d dh p1 AcKd``), the
 decisions (``p2 cbr 250`` raises to 250, ``p1 cc`` checks or calls, ``p1 f`` folds), the board as
@@ -90,11 +92,13 @@ def hand_from_state(state, players, seats, number, **extra):
                       number=number, extra=extra)
 
 
-def hands_from_log(log, table, name_a, name_b, **extra):
+def hands_from_log(log, table, name_a, name_b, first_number=1, **extra):
     """The hands of a :data:`holdem.analysis.play_kernels.HandLog` of a match played on
     ``table`` (the game's ``rules.table``: stakes in big blinds, ``chips_per_bb``). A sits in
     physical seat 1, the opponent's seats follow clockwise; the players are ``A: name_a`` and
-    ``B: name_b`` (B1, B2, ... with 3+ players). Each hand gets the field ``_deal``."""
+    ``B: name_b`` (B1, B2, ... with 3+ players). Hands are numbered from ``first_number``
+    (a file holding several matches numbers them on); each gets the field ``_deal``, its
+    duplicate deal in its match."""
     hands_count, num_players = log.net.shape
     stack, sb, bb, ante = (table.chips(x) for x in (table.stack, table.small_blind,
                                                      table.big_blind, table.ante))
@@ -111,7 +115,7 @@ def hands_from_log(log, table, name_a, name_b, **extra):
             board=tuple(log.board[h].tolist()),
             actions=_street_commitments(decisions, num_players, sb, bb, ante),
             net=tuple(log.net[h].tolist()), players=names, seats=seats,
-            number=h + 1, extra={**extra, "_deal": h // num_players + 1}))
+            number=first_number + h, extra={**extra, "_deal": h // num_players + 1}))
     return hands
 
 

@@ -98,10 +98,10 @@ def head_to_head(blueprint, opponent, hands=100_000, seed=0):
                       hands, seed, cards_b=cards_b)
 
 
-def head_to_head_hands(blueprint, opponent, hands=100, seed=0):
+def head_to_head_hands(blueprint, opponent, hands=100, seed=0, first_number=1):
     """The first ``hands`` hands of :func:`head_to_head`'s match with the same ``seed`` and
     any number of hands, as :class:`holdem.analysis.hand_history.PlayedHand` records (chips of
-    the blueprint's game)."""
+    the blueprint's game), numbered from ``first_number``."""
     from holdem.analysis.hand_history import hands_from_log
 
     store_b, cards_b = _opponent(blueprint, opponent)
@@ -111,6 +111,7 @@ def head_to_head_hands(blueprint, opponent, hands=100, seed=0):
     name_b = (f"{opponent} bot" if isinstance(opponent, str)
               else f"blueprint {opponent.checkpoint.path}")
     return hands_from_log(log, blueprint.game.rules.table, f"blueprint {path}", name_b,
+                          first_number=first_number,
                           event=f"holdem eval_blueprint: {path} vs {name_b}, seed {seed}")
 
 

@@ -1,10 +1,13 @@
 """Shared command-line plumbing: one-line errors and a non-zero exit for bad input."""
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from holdem.abstraction.bucket_file import BucketFileError
+from holdem.cli import program_name
 from holdem.checkpoint import CheckpointError, resolve, run_checkpoints
 from holdem.config import ConfigError
 
@@ -37,22 +40,27 @@ def checkpoint_file(text):
     return found
 
 
-def program_name():
-    """How the running command is invoked: ``python -m holdem.cli.NAME`` for this package's
-    commands, else the script's name."""
-    script = Path(sys.argv[0])
-    if script.parent.name == "cli" and script.parent.parent.name == "holdem":
-        return f"python -m holdem.cli.{script.stem}"
-    return script.name
-
-
 def run_main(main, argv=None):
     """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2 (bad
     input) or 1 (workers failing faster than the restart budget allows; storage refusing a
     checkpoint or shared-memory file: :class:`holdem.fileio.StorageError`; any other
-    ``OSError``, e.g. a full disk where a file is written), with the prefix
-    argparse gives its own errors (``python -m holdem.cli.NAME``)."""
+    ``OSError``, e.g. a full disk where a file is written: :class:`holdem.fileio.
+    FileOperationError` says which file and what was being done), with the prefix argparse
+    gives its own errors (``python -m holdem.cli.NAME``). Ctrl-C is one line and exit 130, in
+    ``main`` as before and after it (:mod:`holdem.cli`)."""
     prog = program_name()
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if on_main_thread else None
+    if previous is not None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)   # KeyboardInterrupt in main
+    try:
+        return _run(main, argv, prog)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _run(main, argv, prog):
     try:
         code = main(argv)
     except (ConfigError, CheckpointError, BucketFileError) as exc:

@@ -95,7 +95,8 @@ def build_parser():
                         "wrote")
     p.add_argument("--history-hands", type=int, metavar="N",
                    help=f"--history: how many hands of each match (default "
-                        f"{HISTORY_HANDS}, at most the match's)")
+                        f"{HISTORY_HANDS} or the match's --hands if fewer; more than --hands "
+                        "is refused)")
     return p
 
 
@@ -148,6 +149,9 @@ def main(argv=None):
         parser.error("--history-hands needs --history FILE")
     if args.history_hands is not None and args.history_hands < 1:
         parser.error(f"--history-hands must be positive, got {args.history_hands}")
+    if args.history_hands is not None and args.history_hands > args.hands:
+        parser.error(f"--history-hands {args.history_hands} is more than the match's --hands "
+                     f"{args.hands}: the history holds hands of the match")
     if args.history and not (args.vs or args.vs_checkpoint):
         parser.error("--history writes the hands of a match: add --vs BOT or "
                      "--vs-checkpoint PATH")
@@ -251,7 +255,8 @@ def _play(args):
               f"({found.seconds:.1f} s)")
         if args.history:
             count = min(args.history_hands or HISTORY_HANDS, result.hands)
-            hands += head_to_head_hands(bp, opponent, count, args.seed)
+            hands += head_to_head_hands(bp, opponent, count, args.seed,
+                                        first_number=len(hands) + 1)
     if args.history:
         _write_history(args.history, hands, bp)
     measured = {}

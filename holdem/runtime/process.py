@@ -234,6 +234,10 @@ class ProcessExecutor:
             payload = protocol.encode_request(batch.id, batch.t0, batch.n, batch.elapsed,
                                               self._store_message(w),
                                               flush=self._flush_of(batch))
+            if not w.outstanding:
+                # An idle worker owes nothing: its silence counts from now, or one idle past
+                # worker_timeout would be restarted as soon as it got work.
+                w.last_heard = time.monotonic()
             w.outstanding[batch.id] = Pending(batch)
             try:
                 self.pool.submit(i, payload)
@@ -457,7 +461,8 @@ class ProcessExecutor:
                 f"deltas/pass); {ran / s['merges']:.0f} iterations/delta; flush to merge "
                 f"{1e3 * delay:.2f} ms ({delay * ran / seconds:,.0f} iterations); "
                 f"delta {s['delta_bytes'] / max(ran, 1):.1f} bytes/iteration; "
-                f"store {format_bytes(view.store.nbytes)}; main process busy "
+                f"store {format_bytes(view.store.used_bytes)} ({format_bytes(view.store.nbytes)} "
+                f"allocated); main process busy "
                 f"{main_cpu / seconds:.1%} of a core; worker restarts {s['restarts']}"
                 ] + (self.pool.summary(ran, seconds) if hasattr(self.pool, "summary") else [])
 
