@@ -319,3 +319,17 @@ def test_resolve_per_board_is_refused_where_it_means_nothing(hunl_run, capsys, a
         eval_blueprint.main(["--checkpoint", str(hunl_run), "--resolve", "turn",
                              *[str(hunl_run) if a == "HUNL" else a for a in args]])
     assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_street_that_fell_back_to_the_blueprint_is_followed_by_a_solve_from_its_ranges(bp):
+    """A turn re-solver whose turn fell back to the blueprint (no range to solve from, or a
+    line it could not re-solve) solves the river from the blueprint's ranges there; it crashed
+    reading the missing turn solution's ranges."""
+    bot = ResolvingBot(bp, 100, np.random.default_rng(0), street="turn", target=2.0,
+                       max_iterations=40)
+    state = _river_state(bp)
+    bot._hand, bot._game = (state.hole_cards, state.full_board), (2, None, {})
+    bot._ranges, bot._values = {}, {}
+    labels, actions, probs = bot.policy(state)
+    assert bot.solves == 1 and bot._game[0] == 3 and bot._game[1] is not None
+    assert labels[0] == "x" and probs[:, combo_index(*state.hole_cards[state.to_act])].sum() > 0

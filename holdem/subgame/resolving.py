@@ -284,12 +284,11 @@ class ResolvingBot:
         if hand != self._hand:
             self._hand, self._game, self._ranges, self._values = hand, None, {}, {}
         if self._game is None or self._game[0] != street:
-            if street == self.street:
+            previous = self._game[1] if self._game and self._game[0] == street - 1 else None
+            ranges = (self._solution_ranges(previous, state, street)
+                      if previous is not None else None)
+            if ranges is None:      # the first solved street, or the one before fell back
                 ranges = self._blueprint_ranges(state, street)
-            elif self._game is not None and self._game[0] == street - 1:
-                ranges = self._solution_ranges(self._game[1], state, street)
-            else:
-                ranges = None
             if ranges is None or not all(r.any() for r in ranges):
                 self._game = (street, None, {})
                 return None
