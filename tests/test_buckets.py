@@ -219,7 +219,8 @@ def test_turn_feature_is_exact(rng):
     hist = np.zeros(1981, np.int64)
     r = 4321
     build_kernels.turn_pass_kernel(reps, counts, r, r + 1, *indexer.tables, 1, 48, 0, feature,
-                                   weight, hist, np.zeros(8192, np.int64), np.zeros(1128),
+                                   weight, hist, np.zeros(build_kernels.RIVER_IWORK, np.int64),
+                                   np.zeros(build_kernels.RIVER_FWORK),
                                    np.zeros(4, np.uint64))
     assert hist.sum() == counts[r] * 48 * 1081
     board = list(reps[r])

@@ -44,7 +44,6 @@ from holdem.abstraction.deal_kernels import MAX_SCORE
 from holdem.abstraction.isomorphism import board_indexer, street_indexer
 from holdem.abstraction.preflop import NUM_PREFLOP_CLASSES, preflop_tables
 
-_TURN_IWORK = 8192
 _CHUNK_TURN = 48
 _CHUNK_FLOP = 8
 
@@ -171,8 +170,8 @@ def build_buckets(params=BucketParams(), progress=None, num_threads=None,
         build_kernels.turn_pass_kernel(reps, counts, chunk[0], chunk[1], *turn_iso.tables,
                                        exponent, params.river_samples, params.seed,
                                        turn_feature, turn_weight, hist,
-                                       np.zeros(_TURN_IWORK, np.int64),
-                                       np.zeros(build_kernels.NUM_PAIRS_48, np.float64),
+                                       np.zeros(build_kernels.RIVER_IWORK, np.int64),
+                                       np.zeros(build_kernels.RIVER_FWORK, np.float64),
                                        np.zeros(4, np.uint64))
         hists.append(hist)
 
@@ -188,7 +187,8 @@ def build_buckets(params=BucketParams(), progress=None, num_threads=None,
         build_kernels.flop_pass_kernel(reps, counts, chunk[0], chunk[1], *flop_iso.tables,
                                        *turn_iso.tables, turn_feature, params.turn_samples,
                                        params.seed, flop_feature, flop_weight,
-                                       np.zeros(128, np.int64), np.zeros(4, np.uint64))
+                                       np.zeros(build_kernels.FLOP_IWORK, np.int64),
+                                       np.zeros(4, np.uint64))
 
     _run_chunks(flop_chunk, _chunks(reps.shape[0], _CHUNK_FLOP), num_threads, progress,
                 "flops")

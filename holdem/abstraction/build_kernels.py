@@ -22,6 +22,35 @@ from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
 NUM_PAIRS_47 = 1081            # C(47, 2): hole pairs from the cards not on a 5-card board
 NUM_PAIRS_48 = 1128            # C(48, 2)
 
+# Scratch layout of the river sweep over a turn board (:func:`turn_pass_kernel`,
+# :func:`holdem.abstraction.emd_kernels.turn_hist_kernel`): offsets into one int64 ``iwork``,
+# cut into views by :func:`river_scratch`. Every view is written before it is read.
+_CARDS48 = 0                            # the 48 cards not on the turn board
+_CARDS47 = _CARDS48 + 48                # the 47 left once a river card is drawn
+_PAIR_A = _CARDS47 + 47                 # positions in cards47 of every hole pair (first card)
+_PAIR_B = _PAIR_A + NUM_PAIRS_47        # (second card)
+_KEYS = _PAIR_B + NUM_PAIRS_47          # radix sort: keys
+_TMP = _KEYS + NUM_PAIRS_47             # radix sort: the other buffer
+_SCORES = _TMP + NUM_PAIRS_47           # each pair's river score
+_COUNT = _SCORES + NUM_PAIRS_47         # radix sort: digit counts (10 bits)
+_LESS = _COUNT + 1024                   # per card: pairs of lower rank holding it
+_EQUAL = _LESS + 47                     # per card: pairs of equal rank holding it
+_PERM = _EQUAL + 47                     # river cards drawn (positions in cards48)
+_ACC_COUNT = _PERM + 48                 # per pair of cards48: rivers counted
+_PAIR48 = _ACC_COUNT + NUM_PAIRS_48     # per pair of cards47: its pair index in cards48
+_HAND = _PAIR48 + NUM_PAIRS_47          # per pair of cards48: its turn-hand index
+RIVER_IWORK = _HAND + NUM_PAIRS_48
+"""Size of the int64 scratch ``iwork`` of the river sweep."""
+RIVER_FWORK = NUM_PAIRS_48
+"""Size of the float64 scratch ``fwork`` of :func:`turn_pass_kernel` (per pair of cards48)."""
+
+# Scratch layout of the turn sweep over a flop (:func:`flop_pass_kernel`,
+# :func:`holdem.abstraction.emd_kernels.flop_hist_kernel`), cut by :func:`flop_scratch`.
+_CARDS49 = 0                            # the 49 cards not on the flop
+_TURN_PERM = _CARDS49 + 49              # turn cards drawn (positions in cards49)
+FLOP_IWORK = _TURN_PERM + 49
+"""Size of the int64 scratch ``iwork`` of the turn sweep."""
+
 
 # --------------------------------------------------------------------------------------------
 # Census: every raw hand or board once
@@ -194,6 +223,77 @@ def _pair_index(a, b, n):
 
 
 @njit_inline
+def river_scratch(iwork):
+    """The views of the river sweep's scratch ``iwork`` (int64[RIVER_IWORK]): (cards48, cards47,
+    pair_a, pair_b, keys, tmp, scores, count, less, equal, perm, acc_count, pair48, hand)."""
+    return (iwork[_CARDS48:_CARDS48 + 48], iwork[_CARDS47:_CARDS47 + 47],
+            iwork[_PAIR_A:_PAIR_A + NUM_PAIRS_47], iwork[_PAIR_B:_PAIR_B + NUM_PAIRS_47],
+            iwork[_KEYS:_KEYS + NUM_PAIRS_47], iwork[_TMP:_TMP + NUM_PAIRS_47],
+            iwork[_SCORES:_SCORES + NUM_PAIRS_47], iwork[_COUNT:_COUNT + 1024],
+            iwork[_LESS:_LESS + 47], iwork[_EQUAL:_EQUAL + 47], iwork[_PERM:_PERM + 48],
+            iwork[_ACC_COUNT:_ACC_COUNT + NUM_PAIRS_48], iwork[_PAIR48:_PAIR48 + NUM_PAIRS_47],
+            iwork[_HAND:_HAND + NUM_PAIRS_48])
+
+
+@njit_inline
+def flop_scratch(iwork):
+    """The views of the turn sweep's scratch ``iwork`` (int64[FLOP_IWORK]): (cards49, perm)."""
+    return iwork[_CARDS49:_CARDS49 + 49], iwork[_TURN_PERM:_TURN_PERM + 49]
+
+
+@njit_inline
+def turn_river_cards(reps, rep, river_samples, seed, cards48, perm, state):
+    """The canonical turn board ``reps[rep]``'s 48 unseen cards into ``cards48`` and its river
+    cards into ``perm[:m]`` (positions in ``cards48``: all 48, or the seeded subset of
+    ``river_samples`` that every turn pass of this board uses); returns (board key, m)."""
+    f0 = reps[rep, 0]
+    f1 = reps[rep, 1]
+    f2 = reps[rep, 2]
+    t = reps[rep, 3]
+    n = 0
+    for c in range(52):
+        if c != f0 and c != f1 and c != f2 and c != t:
+            cards48[n] = c
+            n += 1
+    for j in range(48):
+        perm[j] = j
+    _seed_state(state, seed, rep)
+    m = _choose_first(perm, 48, river_samples, state)
+    return CARD_BITS[f0] | CARD_BITS[f1] | CARD_BITS[f2] | CARD_BITS[t], m
+
+
+@njit_inline
+def turn_hands(radix, offset, code_mult, board_key, iwork):
+    """The turn-hand index of every pair of ``cards48`` on the turn board ``board_key`` into
+    ``hand`` (views of the sweep's ``iwork``, :func:`river_scratch`)."""
+    cards48, _, _, _, _, _, _, _, _, _, _, _, _, hand = river_scratch(iwork)
+    q = 0
+    for a in range(48):
+        ka = CARD_BITS[cards48[a]]
+        for b in range(a + 1, 48):
+            hand[q] = hand_index_kernel(radix, offset, code_mult, ka | CARD_BITS[cards48[b]],
+                                        board_key, 0, 0)
+            q += 1
+
+
+@njit_inline
+def river_draw(iwork, board_key, jr):
+    """Draw the river ``cards48[jr]`` onto the turn board ``board_key``: the 47 cards left into
+    ``cards47``, every hole pair's score into ``scores`` and its pair index in ``cards48`` into
+    ``pair48`` (views of the sweep's ``iwork``, :func:`river_scratch`)."""
+    (cards48, cards47, pair_a, pair_b, keys, tmp, scores, count, less, equal, _, _, pair48,
+     _) = river_scratch(iwork)
+    for c in range(47):
+        cards47[c] = cards48[c + (c >= jr)]
+    river_scores_kernel(board_key | CARD_BITS[cards48[jr]], cards47, pair_a, pair_b, keys, tmp,
+                        count, less, equal, scores)
+    for p in range(NUM_PAIRS_47):
+        a = pair_a[p]
+        b = pair_b[p]
+        pair48[p] = _pair_index(a + (a >= jr), b + (b >= jr), 48)
+
+
+@njit_inline
 def _power(x, e):
     result = 1.0
     for _ in range(e):
@@ -210,68 +310,31 @@ def turn_pass_kernel(reps, weights, start, stop, radix, offset, code_mult, expon
     (48 = all, exact; fewer = a seeded random subset per board). Writes
     ``turn_feature[index]`` (float64, the feature times 1980**(2*exponent)), adds the board's
     weight to ``turn_weight[index]`` for every hole pair and to ``river_hist[score]`` for every
-    (river, pair). ``iwork`` int64 and ``fwork`` float64 scratch (sizes in ``bucket_build``),
-    ``state`` uint64[4]."""
-    cards48 = iwork[0:48]
-    cards47 = iwork[48:95]
-    pair_a = iwork[96:96 + NUM_PAIRS_47]
-    pair_b = iwork[1200:1200 + NUM_PAIRS_47]
-    keys = iwork[2300:2300 + NUM_PAIRS_47]
-    tmp = iwork[3400:3400 + NUM_PAIRS_47]
-    scores = iwork[4500:4500 + NUM_PAIRS_47]
-    count = iwork[5600:5600 + 1024]
-    less = iwork[6700:6747]
-    equal = iwork[6800:6847]
-    perm = iwork[6900:6948]
-    acc_count = iwork[7000:7000 + NUM_PAIRS_48]
-    acc_sum = fwork[0:NUM_PAIRS_48]
+    (river, pair). ``iwork`` int64[RIVER_IWORK], ``fwork`` float64[RIVER_FWORK] and
+    ``state`` uint64[4] are scratch."""
+    (cards48, _, pair_a, pair_b, _, _, scores, _, _, _, perm, acc_count, pair48,
+     hand) = river_scratch(iwork)
+    acc_sum = fwork[0:RIVER_FWORK]
     fill_pairs_kernel(47, pair_a, pair_b)
     for rep in range(start, stop):
-        f0 = reps[rep, 0]
-        f1 = reps[rep, 1]
-        f2 = reps[rep, 2]
-        t = reps[rep, 3]
         w = weights[rep]
-        kf = CARD_BITS[f0] | CARD_BITS[f1] | CARD_BITS[f2]
-        kt = CARD_BITS[t]
-        n = 0
-        for c in range(52):
-            if c != f0 and c != f1 and c != f2 and c != t:
-                cards48[n] = c
-                n += 1
+        kb, m = turn_river_cards(reps, rep, river_samples, seed, cards48, perm, state)
         for p in range(NUM_PAIRS_48):
             acc_sum[p] = 0.0
             acc_count[p] = 0
-        for j in range(48):
-            perm[j] = j
-        _seed_state(state, seed, rep)
-        m = _choose_first(perm, 48, river_samples, state)
         for s in range(m):
-            jr = perm[s]
-            for c in range(47):
-                cards47[c] = cards48[c + (c >= jr)]
-            board_key = kf | kt | CARD_BITS[cards48[jr]]
-            river_scores_kernel(board_key, cards47, pair_a, pair_b, keys, tmp, count, less,
-                                equal, scores)
+            river_draw(iwork, kb, perm[s])
             for p in range(NUM_PAIRS_47):
-                a = pair_a[p]
-                b = pair_b[p]
-                a48 = a + (a >= jr)
-                b48 = b + (b >= jr)
                 sc = scores[p]
-                q = _pair_index(a48, b48, 48)
+                q = pair48[p]
                 acc_sum[q] += _power(np.float64(sc * sc), exponent)
                 acc_count[q] += 1
                 river_hist[sc] += w
-        q = 0
-        for a in range(48):
-            ka = CARD_BITS[cards48[a]]
-            for b in range(a + 1, 48):
-                idx = hand_index_kernel(radix, offset, code_mult, ka | CARD_BITS[cards48[b]],
-                                        kf | kt, 0, 0)
-                turn_feature[idx] = acc_sum[q] / acc_count[q]
-                turn_weight[idx] += w
-                q += 1
+        turn_hands(radix, offset, code_mult, kb, iwork)
+        for q in range(NUM_PAIRS_48):
+            idx = hand[q]
+            turn_feature[idx] = acc_sum[q] / acc_count[q]
+            turn_weight[idx] += w
 
 
 @njit_inline
@@ -301,10 +364,9 @@ def flop_pass_kernel(reps, weights, start, stop, flop_radix, flop_offset, flop_c
     """Flop feature of every hole pair on the canonical flops ``reps[start:stop]``: the mean of
     ``turn_feature`` over ``turn_samples`` turn cards (47 = all, exact; fewer = a seeded random
     subset per flop, at least 3 so every pair keeps one). Writes ``flop_feature[index]`` and adds
-    the flop's weight to ``flop_weight[index]``. ``iwork`` int64 (>= 100) and ``state``
+    the flop's weight to ``flop_weight[index]``. ``iwork`` int64[FLOP_IWORK] and ``state``
     uint64[4] are scratch."""
-    cards49 = iwork[0:49]
-    perm = iwork[50:99]
+    cards49, perm = flop_scratch(iwork)
     for rep in range(start, stop):
         w = weights[rep]
         kf, m = flop_turn_cards(reps, rep, turn_samples, seed, cards49, perm, state)

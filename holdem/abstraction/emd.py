@@ -214,7 +214,8 @@ def _turn_clusters(params, reps, river_bucket, gap, turn_weight, run_chunks, pro
         ek.turn_hist_kernel(reps, chunk[0], chunk[1], *turn_iso.tables, bucket,
                             params.river_samples, params.seed, cum,
                             np.zeros(ek.HIST_IWORK, np.int64),
-                            np.zeros((1128, params.k_river), np.int32), np.zeros(4, np.uint64))
+                            np.zeros((ek.NUM_PAIRS_48, params.k_river), np.int32),
+                            np.zeros(4, np.uint64))
 
     run_chunks(turn_chunk, [(i, min(i + 48, reps.shape[0])) for i in range(0, reps.shape[0], 48)],
                progress, "turn histograms")

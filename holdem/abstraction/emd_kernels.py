@@ -24,17 +24,21 @@ Distances
     exact when the hand has one atom (:func:`emd_greedy`).
 """
 
+from collections import namedtuple
+
 import numpy as np
 
-from holdem._jit import njit, njit_exact, njit_inline
-from holdem.abstraction.build_kernels import (NUM_PAIRS_47, NUM_PAIRS_48, _choose_first,
-                                              _pair_index, _seed_state, fill_pairs_kernel,
-                                              flop_turn_cards, river_scores_kernel)
+from holdem._jit import njit, njit_exact, njit_inline, overload_inline
+from holdem.abstraction.build_kernels import (FLOP_IWORK, NUM_PAIRS_47, NUM_PAIRS_48,
+                                              RIVER_IWORK, fill_pairs_kernel, flop_scratch,
+                                              flop_turn_cards, river_draw, river_scratch,
+                                              turn_hands, turn_river_cards)
 from holdem.abstraction.deal_kernels import hand_index_kernel
 from holdem.evaluator.kernels import CARD_BITS
 
-HIST_IWORK = 7100
-"""Size of the int64 scratch of :func:`turn_hist_kernel` and :func:`flop_hist_kernel`."""
+HIST_IWORK = max(RIVER_IWORK, FLOP_IWORK)
+"""Size of the int64 scratch of :func:`turn_hist_kernel` and :func:`flop_hist_kernel` (the
+layouts of :mod:`holdem.abstraction.build_kernels`)."""
 
 _DONE = 1e-12
 _SLACK = 1e-9           # rounding allowance on the mean-difference lower bound
@@ -49,58 +53,25 @@ def turn_hist_kernel(reps, start, stop, radix, offset, code_mult, river_bucket, 
     ``cum[index, :]`` (uint8[num turn hands, k_river]); ``acc`` int32[1128, k_river], ``iwork``
     int64[HIST_IWORK] and ``state`` uint64[4] are scratch."""
     k = cum.shape[1]
-    cards48 = iwork[0:48]
-    cards47 = iwork[48:95]
-    pair_a = iwork[96:96 + NUM_PAIRS_47]
-    pair_b = iwork[1200:1200 + NUM_PAIRS_47]
-    keys = iwork[2300:2300 + NUM_PAIRS_47]
-    tmp = iwork[3400:3400 + NUM_PAIRS_47]
-    scores = iwork[4500:4500 + NUM_PAIRS_47]
-    count = iwork[5600:5600 + 1024]
-    less = iwork[6700:6747]
-    equal = iwork[6800:6847]
-    perm = iwork[6900:6948]
+    (cards48, _, pair_a, pair_b, _, _, scores, _, _, _, perm, _, pair48,
+     hand) = river_scratch(iwork)
     fill_pairs_kernel(47, pair_a, pair_b)
     for rep in range(start, stop):
-        f0 = reps[rep, 0]
-        f1 = reps[rep, 1]
-        f2 = reps[rep, 2]
-        t = reps[rep, 3]
-        kb = CARD_BITS[f0] | CARD_BITS[f1] | CARD_BITS[f2] | CARD_BITS[t]
-        n = 0
-        for c in range(52):
-            if c != f0 and c != f1 and c != f2 and c != t:
-                cards48[n] = c
-                n += 1
+        kb, m = turn_river_cards(reps, rep, river_samples, seed, cards48, perm, state)
         for q in range(NUM_PAIRS_48):
             for i in range(k):
                 acc[q, i] = 0
-        for j in range(48):
-            perm[j] = j
-        _seed_state(state, seed, rep)
-        m = _choose_first(perm, 48, river_samples, state)
         for s in range(m):
-            jr = perm[s]
-            for c in range(47):
-                cards47[c] = cards48[c + (c >= jr)]
-            river_scores_kernel(kb | CARD_BITS[cards48[jr]], cards47, pair_a, pair_b, keys, tmp,
-                                count, less, equal, scores)
+            river_draw(iwork, kb, perm[s])
             for p in range(NUM_PAIRS_47):
-                a = pair_a[p]
-                b = pair_b[p]
-                q = _pair_index(a + (a >= jr), b + (b >= jr), 48)
-                acc[q, river_bucket[scores[p]]] += 1
-        q = 0
-        for a in range(48):
-            ka = CARD_BITS[cards48[a]]
-            for b in range(a + 1, 48):
-                idx = hand_index_kernel(radix, offset, code_mult, ka | CARD_BITS[cards48[b]],
-                                        kb, 0, 0)
-                total = 0
-                for i in range(k):
-                    total += acc[q, i]
-                    cum[idx, i] = total
-                q += 1
+                acc[pair48[p], river_bucket[scores[p]]] += 1
+        turn_hands(radix, offset, code_mult, kb, iwork)
+        for q in range(NUM_PAIRS_48):
+            idx = hand[q]
+            total = 0
+            for i in range(k):
+                total += acc[q, i]
+                cum[idx, i] = total
 
 
 @njit_exact
@@ -113,8 +84,7 @@ def flop_hist_kernel(reps, start, stop, flop_radix, flop_offset, flop_code_mult,
     (uint8[num flop hands, k_turn]); ``iwork`` int64[HIST_IWORK] and ``state`` uint64[4] are
     scratch."""
     k = hist.shape[1]
-    cards49 = iwork[0:49]
-    perm = iwork[50:99]
+    cards49, perm = flop_scratch(iwork)
     for rep in range(start, stop):
         kf, m = flop_turn_cards(reps, rep, turn_samples, seed, cards49, perm, state)
         for a in range(49):
@@ -226,6 +196,56 @@ def _advance(sorted_mean, x, lo, hi, best):
     return hi, lo, hi + 1
 
 
+LineCenters = namedtuple("LineCenters", "centers gap cdf")
+"""The centres of :func:`line_assign_kernel` and the point's CDF (float64[k - 1])."""
+GreedyCenters = namedtuple("GreedyCenters",
+                           "centers ground order atom mass num_atoms remaining left")
+"""The centres of :func:`greedy_assign_kernel` and the point's atoms (:func:`emd_greedy`)."""
+
+
+def _center_distance(metric, c):
+    """Distance from the point held in ``metric`` to centre ``c``: at compile time, the
+    implementation that fits the type of ``metric`` (:class:`LineCenters` or
+    :class:`GreedyCenters`)."""
+
+
+@overload_inline(_center_distance)
+def _center_distance_typer(metric, c):
+    kind = getattr(metric, "instance_class", None)
+    if kind is LineCenters:
+        def line(metric, c):
+            return emd_line(metric.cdf, metric.centers[c], metric.gap)
+        return line
+    if kind is GreedyCenters:
+        def greedy(metric, c):
+            return emd_greedy(metric.atom, metric.mass, metric.num_atoms, metric.centers[c],
+                              metric.ground, metric.order, metric.remaining, metric.left)
+        return greedy
+    return None
+
+
+@njit_inline
+def _nearest(metric, x, sorted_mean, center_order):
+    """(centre, distance) of the centre nearest to the point in ``metric`` whose mean is ``x``
+    (ties: the lower centre id, as a full scan). ``center_order`` lists the centres by their
+    mean (``sorted_mean``, ascending); the distance is at least the difference of the means, so
+    centres are tried outwards from ``x`` until that bound exceeds the best distance."""
+    best = 1e300            # fastmath: no infinities
+    arg = 0
+    hi = _search(sorted_mean, x)
+    lo = hi - 1
+    while True:
+        pos, lo, hi = _advance(sorted_mean, x, lo, hi, best)
+        if pos < 0:
+            break
+        c = center_order[pos]
+        d = _center_distance(metric, c)
+        if d < best or (d == best and c < arg):
+            best = d
+            arg = c
+    return arg, best
+
+
 @njit
 def line_assign_kernel(cum, index, start, stop, centers, gap, order, sorted_mean, label, dist,
                        cdf):
@@ -243,21 +263,7 @@ def line_assign_kernel(cum, index, start, stop, centers, gap, order, sorted_mean
         for i in range(k - 1):
             cdf[i] = cum[p, i] / total
             x -= gap[i] * cdf[i]
-        best = 1e300            # fastmath: no infinities
-        arg = 0
-        hi = _search(sorted_mean, x)
-        lo = hi - 1
-        while True:
-            pos, lo, hi = _advance(sorted_mean, x, lo, hi, best)
-            if pos < 0:
-                break
-            c = order[pos]
-            d = 0.0
-            for i in range(k - 1):
-                d += gap[i] * abs(cdf[i] - centers[c, i])
-            if d < best or (d == best and c < arg):
-                best = d
-                arg = c
+        arg, best = _nearest(LineCenters(centers, gap, cdf), x, sorted_mean, order)
         label[j] = arg
         dist[j] = best
 
@@ -302,19 +308,8 @@ def greedy_assign_kernel(hist, index, start, stop, centers, ground, order, stren
         for i in range(n):
             mass[i] /= total
             x += mass[i] * strength[atom[i]]
-        best = 1e300            # fastmath: no infinities
-        arg = 0
-        hi = _search(sorted_mean, x)
-        lo = hi - 1
-        while True:
-            pos, lo, hi = _advance(sorted_mean, x, lo, hi, best)
-            if pos < 0:
-                break
-            c = center_order[pos]
-            d = emd_greedy(atom, mass, n, centers[c], ground, order, remaining, left)
-            if d < best or (d == best and c < arg):
-                best = d
-                arg = c
+        arg, best = _nearest(GreedyCenters(centers, ground, order, atom, mass, n, remaining,
+                                           left), x, sorted_mean, center_order)
         label[j] = arg
         dist[j] = best
 
