@@ -33,6 +33,7 @@ from holdem import training
 from holdem.games import make_game
 from holdem.runtime import protocol
 from holdem.runtime.executor import Batch, RunView
+from holdem.runtime.pool import Pool
 from holdem.runtime.process import ProcessExecutor
 from holdem.runtime.worker import BatchRunner
 from holdem.solver.solver import DcfrSchedule
@@ -47,7 +48,7 @@ UNKNOWN_KEY = 10 ** 12              # no infoset of Leduc (nor of any game here)
 
 
 # -- bad payloads from a worker, in the executor (no processes) -----------------------------------
-class _ScriptedPool:
+class _ScriptedPool(Pool):
     """A pool whose workers' frames are scripted (:meth:`feed`): :meth:`wait` reads them into
     the inbox as :class:`holdem.runtime.pool.ProcessPool` reads its pipes. Requests are kept
     decoded; a restarted worker's replacement sends its ready message."""

@@ -8,9 +8,8 @@ from holdem import config as config_mod
 from holdem.games import make_game
 from holdem.runtime import protocol, ring, shm
 from holdem.runtime.executor import Batch
-from holdem.runtime.process import Pending, flush_iterations
-from holdem.runtime.worker import pair_flush
-from holdem.runtime.worker import BatchRunner
+from holdem.runtime.process import Pending
+from holdem.runtime.worker import BatchRunner, flush_iterations, pair_flush
 from holdem.store import record_kernels as rk
 from holdem.store.records import RecordArena, decode_delta, encode_delta
 from holdem.store.delta import RowMerger

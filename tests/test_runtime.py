@@ -24,7 +24,7 @@ import yaml
 from holdem import checkpoint as ckpt
 from holdem.runtime import frames, protocol, shm
 from holdem.store import records
-from holdem.runtime.pool import WorkerDied
+from holdem.runtime.pool import Pool, WorkerDied
 from holdem.store.store import RegretStore
 
 pytestmark = pytest.mark.parallel
@@ -462,7 +462,7 @@ def test_tensorboard_scalars_and_resumed_steps(launch, tmp_path):
 
 
 # -- the process executor's handling of a worker that dies mid-submit (no processes) ---------
-class _DeadPool:
+class _DeadPool(Pool):
     """A pool whose worker 0 has exited: sending fails, restarts are recorded."""
 
     def __init__(self):

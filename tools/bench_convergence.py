@@ -32,7 +32,7 @@ from holdem.cli.common import iteration_count, non_negative_int, positive_float
 from holdem.analysis import evaluation
 from holdem.analysis.blueprint import Blueprint, load_checkpoint_store
 from holdem.games import make_game
-from holdem.runtime.process import flush_iterations, flush_text
+from holdem.runtime.worker import flush_iterations, flush_text
 from holdem.runtime.lagged import DELAY_PER_WORKER, LaggedExecutor, default_delay
 from holdem.training import train
 

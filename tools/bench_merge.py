@@ -50,8 +50,8 @@ from holdem import config as config_mod
 from holdem.cli.common import iteration_count, positive_float
 from holdem.games import make_game
 from holdem.metrics import format_bytes
-from holdem.runtime.process import batch_size_for, flush_iterations
-from holdem.runtime.worker import BatchRunner, holds_cold_rows, pair_flush
+from holdem.runtime.process import batch_size_for
+from holdem.runtime.worker import BatchRunner, flush_iterations, holds_cold_rows, pair_flush
 from holdem.solver.solver import Solver, regret_floor_at
 from holdem.store import record_kernels as rk
 from holdem.store import records

@@ -1,7 +1,7 @@
 """A deterministic stand-in for W workers, in this process: what parallelism does to convergence.
 
 On W cores with a main process that keeps up, each worker runs its batch against the live shared
-store in flushes (:func:`holdem.runtime.process.flush_iterations` iterations, a delta after
+store in flushes (:func:`holdem.runtime.worker.flush_iterations` iterations, a delta after
 each): while it works, the other W - 1 workers' flushed deltas are merged and it sees them; it
 sees its own updates at once (its delta buffer) and the other workers' unflushed iterations not
 at all. :class:`LaggedExecutor` reproduces that order on one core: W simulated workers take
@@ -26,9 +26,9 @@ import time
 
 from holdem import config as config_mod
 from holdem.runtime.executor import BatchResult
-from holdem.runtime.process import batch_size_for, flush_iterations, flush_text, merge_pass
-from holdem.runtime.worker import pair_flush
-from holdem.runtime.worker import BatchRunner, batch_rng_state
+from holdem.runtime.process import batch_size_for, merge_pass
+from holdem.runtime.worker import (BatchRunner, batch_rng_state, flush_iterations, flush_text,
+                                   pair_flush)
 from holdem.store import record_kernels as rk
 from holdem.store import records
 from holdem.store.delta import RowMerger

@@ -1,13 +1,28 @@
 """Worker pools: the seam between the process executor and where workers run.
 
-:class:`holdem.runtime.process.ProcessExecutor` only uses a pool's methods (``start``,
-``submit``, ``wait``, ``restart``, ``close``) and raw bytes-like payloads (see
+:class:`holdem.runtime.process.ProcessExecutor` knows where its workers run only through the
+methods of :class:`Pool`, and exchanges raw bytes-like payloads with them (see
 :mod:`holdem.runtime.protocol`), so :class:`holdem.runtime.ray_pool.RayPool` (Ray actors
 returning the same bytes) replaces :class:`ProcessPool` without touching the executor or the run
-loop. A pool whose ``replicates_store`` is true keeps copies of the store on other machines: the
-executor then logs the store's changes (:class:`holdem.runtime.replica.StoreLog`) and calls its
-``sync()`` after each merge pass. Optional: ``scalars(iters)``, ``reset_window()`` and
-``summary(iters)`` add the pool's own TensorBoard scalars and end-of-run lines.
+loop. Besides moving batches (``start``, ``submit``, ``wait``, ``restart``, ``close``) a pool
+owns the policy that depends on where workers run, and the executor asks it:
+
+- **flushes** -- how many iterations a worker runs between two deltas (``batch_flush``,
+  ``flush_text``): workers that read the live store flush often (:func:`flush_iterations`,
+  :func:`pair_flush`); Ray's send one delta per batch;
+- **own-delta weight** -- the default of ``train.own_delta_weight`` in the workers' config
+  (``worker_config``);
+- **transport** -- the :class:`holdem.runtime.ring.Inbox` frames are read into (``inbox``:
+  with the delta rings of local processes, or without);
+- **after a merge** -- ``store_log`` (a pool that keeps copies of the store elsewhere gets a
+  :class:`holdem.runtime.replica.StoreLog` of the store's changes) and ``sync`` (called after
+  each merge pass: send them);
+- **reporting** -- ``describe``, ``scalars(iters)``, ``reset_window()``, ``summary(iters,
+  seconds)``.
+
+:class:`Pool` gives the defaults, those of workers on this machine; a pool overrides what it
+does differently. Which pool a run gets is :func:`holdem.runtime.backends.make_pool`'s choice
+(``Pool.make``).
 
 :class:`ProcessPool` runs persistent local processes (``fork`` or ``spawn``), one duplex pipe each.
 ``wait`` blocks in ``multiprocessing.connection.wait`` on the pipes and the process sentinels
@@ -21,9 +36,11 @@ import os
 import time
 from multiprocessing.connection import wait as mp_wait
 
+from holdem import config as config_mod
 from holdem.metrics import log
 from holdem.runtime import frames, protocol
-from holdem.runtime.worker import worker_main
+from holdem.runtime.ring import Inbox, Rings
+from holdem.runtime.worker import flush_iterations, flush_text, pair_flush, worker_main
 
 
 MAX_FRAMES = 64                 # frames read from one worker in one wait (the others' turn)
@@ -71,8 +88,98 @@ class RestartBudget:
                 f"train.worker_restart_window {self.window:g}); last failure: {why}")
 
 
-class ProcessPool:
+class Pool:
+    """What :class:`holdem.runtime.process.ProcessExecutor` asks of where its workers run (see
+    the module docstring). The policy methods give the defaults of workers that read the run's
+    store live on this machine; a subclass moves batches (``start``, ``submit``, ``wait``,
+    ``restart``, ``close``) and overrides the policy it does differently."""
+
+    @classmethod
+    def default_workers(cls, config):
+        """Workers for ``train.num_workers: 0``: one per core of this machine."""
+        return os.cpu_count() or 1
+
+    @classmethod
+    def check_workers(cls, config, num_workers):
+        """Warn about a worker count that will not run well (nothing by default)."""
+
+    @classmethod
+    def own_delta_default(cls, num_workers):
+        """``train.own_delta_weight`` where the run leaves it null: 1, a worker's own unmerged
+        updates counted as a serial run counts them (:func:`holdem.runtime.worker.own_delta_weight`;
+        workers that flush often only add their sampling noise with more)."""
+        return 1.0
+
+    @classmethod
+    def worker_config(cls, config, num_workers):
+        """The config dict the pool's workers get: the resolved worker count and, where the run
+        leaves it null, this pool's own-delta weight (:meth:`own_delta_default`)."""
+        train = {"num_workers": int(num_workers)}
+        if config.train.own_delta_weight is None:
+            train["own_delta_weight"] = cls.own_delta_default(num_workers)
+        return config_mod.to_dict(config_mod.with_overrides(config, train=train))
+
+    def describe(self):
+        """Where the workers run, for the run's start message."""
+        return "workers"
+
+    def batch_flush(self, config, num_workers, n, num_infosets):
+        """Iterations between two deltas of a batch of ``n`` iterations (None: one delta for
+        the batch), with ``num_infosets`` in the store."""
+        return pair_flush(flush_iterations(config, num_workers), n, num_infosets)
+
+    def flush_text(self, config, num_workers):
+        """How the workers flush, for the run's start message."""
+        return flush_text(flush_iterations(config, num_workers))
+
+    def inbox(self):
+        """The :class:`holdem.runtime.ring.Inbox` ``wait`` reads the workers' frames into."""
+        return Inbox()
+
+    def store_log(self, steps):
+        """A :class:`holdem.runtime.replica.StoreLog` of the store's changes (``steps``: the
+        DCFR sweeps applied so far) for a pool that keeps copies of the store, which the
+        executor fills and :meth:`sync` sends; None: the workers read the store itself."""
+        return None
+
+    def sync(self):
+        """After each merge pass: bring the workers' view of the store up to date (nothing:
+        they read it live)."""
+
+    def scalars(self, iters):
+        """The pool's own TensorBoard scalars for a window of ``iters`` merged iterations."""
+        return {}
+
+    def reset_window(self):
+        """Start a new window for :meth:`scalars`."""
+
+    def summary(self, iters, seconds):
+        """The pool's own end-of-run lines."""
+        return []
+
+
+class ProcessPool(Pool):
     """Persistent worker processes on this machine."""
+
+    @classmethod
+    def check_workers(cls, config, num_workers):
+        cores = os.cpu_count() or 1
+        if num_workers > cores:
+            log(f"warning: {num_workers} worker processes on {cores} cores: they share the "
+                "cores with each other and with the main process")
+
+    @classmethod
+    def make(cls, config, num_workers, allocator, store_state=None):
+        """A pool of ``num_workers`` local processes for ``config``'s run, each writing its
+        deltas into a ring in shared memory where ``allocator``'s files live (``store_state``:
+        for Ray's replicas; unused)."""
+        rings = Rings(num_workers, allocator=allocator)
+        try:
+            return cls(num_workers, cls.worker_config(config, num_workers),
+                       config.train.start_method, rings=rings)
+        except BaseException:
+            rings.close()
+            raise
 
     def __init__(self, num_workers, config_dict, start_method=None, rings=None):
         self.num_workers = int(num_workers)
@@ -80,8 +187,15 @@ class ProcessPool:
         self.ctx = mp.get_context(start_method) if start_method else mp.get_context()
         self.procs = [None] * self.num_workers
         self.conns = [None] * self.num_workers
+        self.start_method = start_method
         self.receiver = frames.Receiver()
         self.rings = rings              # holdem.runtime.ring.Rings: worker i writes ring i
+
+    def describe(self):
+        return self.start_method or self.ctx.get_start_method()
+
+    def inbox(self):
+        return Inbox(self.rings)
 
     def _spawn(self, i):
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)
@@ -195,9 +309,14 @@ class ProcessPool:
         for proc in self.procs:
             if proc is not None:
                 proc.join(max(0.0, deadline - time.monotonic()))
-        for i in range(self.num_workers):
-            self._terminate(i)
-        stop_resource_tracker()
+        try:
+            for i in range(self.num_workers):
+                self._terminate(i)
+            stop_resource_tracker()
+        finally:
+            if self.rings is not None:          # the workers are gone: their rings go too
+                rings, self.rings = self.rings, None
+                rings.close()
 
 
 def stop_resource_tracker():

@@ -23,7 +23,9 @@ part is lost: at most one flush's updates per row); a worker that keeps failing 
 restart budget (:class:`holdem.runtime.pool.RestartBudget`, the same for every pool) and stops
 the run with :class:`WorkerFailure`. When the main process dies, the kernel kills its workers
 (:func:`holdem.runtime.worker.die_with_parent`); the next run removes its shared-memory files.
-``pool`` is the seam to where workers run (:mod:`holdem.runtime.pool`).
+``pool`` is the seam to where workers run (:class:`holdem.runtime.pool.Pool`): the executor asks
+it how batches flush, which inbox frames arrive in, whether to log the store's changes and what
+follows a merge pass, and decides none of that itself.
 """
 
 import contextlib
@@ -33,10 +35,8 @@ from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.executor import Batch, BatchResult
 from holdem.runtime.pool import RestartBudget, WorkerDied, WorkerFailure
-from holdem.runtime.replica import StoreLog
 from holdem.runtime.ring import Inbox
-from holdem.runtime.worker import (BatchRunner, batch_rng_state, flush_iterations, flush_text,
-                                   pair_flush)
+from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.solver.solver import regret_floor_at
 from holdem.store import record_kernels as rk
 from holdem.store import records
@@ -130,10 +130,6 @@ class ProcessExecutor:
         self.config = config
         self.tc = config.train
         self.num_workers = int(num_workers)
-        # Ray workers on other machines read a replica that follows the store a merge pass
-        # late: they keep one delta a batch.
-        self.flush = None if self.tc.backend == "ray" else flush_iterations(config,
-                                                                            self.num_workers)
         removed = shm.clean_stale()
         if removed:
             log(f"removed {len(removed)} shared-memory file(s) left by a killed run")
@@ -143,8 +139,7 @@ class ProcessExecutor:
         self.make_pool = make_pool
         self.log = None                 # the store's changes, when the pool keeps replicas
         self.merger = RowMerger(merge_threads(config, self.num_workers))
-        self.rings = None               # the workers' delta rings (process pool only)
-        self.inbox = Inbox()
+        self.inbox = Inbox()            # the pool's, from start()
         self.scratch = MergeScratch()
         self.view = None                # the run's RunView, from prepare()
         self.workers = [_Worker() for _ in range(self.num_workers)]
@@ -173,17 +168,13 @@ class ProcessExecutor:
 
     def start(self, view, stop):
         self.view = view
-        where = "Ray actors" if self.tc.backend == "ray" else self.tc.start_method
-        flush = flush_text(self.flush)
-        view.info(f"starting {self.num_workers} workers ({where}), {flush}")
         if self.pool is None:
             self.pool = self.make_pool(self.config, self.num_workers, self.allocator,
                                        lambda: (view.store, self.allocator.generation, self.log))
-        if getattr(self.pool, "rings", None) is not None:    # local processes' delta rings
-            self.rings = self.pool.rings
-            self.inbox = Inbox(self.rings)
-        if getattr(self.pool, "replicates_store", False):
-            self.log = StoreLog(view.dcfr.steps)
+        view.info(f"starting {self.num_workers} workers ({self.pool.describe()}), "
+                  f"{self.pool.flush_text(self.config, self.num_workers)}")
+        self.inbox = self.pool.inbox()
+        self.log = self.pool.store_log(view.dcfr.steps)
         self.pool.start()
         deadline = time.monotonic() + READY_TIMEOUT
         while not all(w.ready for w in self.workers):
@@ -215,12 +206,10 @@ class ProcessExecutor:
         self._send()
 
     def _flush_of(self, batch):
-        """The batch's flush (None for Ray: one delta per batch). Before a run is attached
-        (tests drive the executor alone) the store counts as empty."""
-        if self.tc.backend == "ray":
-            return None
+        """The batch's flush, as the pool has it (None: one delta for the batch). Before a run
+        is attached (tests drive the executor alone) the store counts as empty."""
         infosets = self.view.store.num_infosets if self.view is not None else 0
-        return pair_flush(self.flush, batch.n, infosets)
+        return self.pool.batch_flush(self.config, self.num_workers, batch.n, infosets)
 
     def _send(self):
         """Hand queued batches to workers with free pipeline slots, emptiest first."""
@@ -274,14 +263,12 @@ class ProcessExecutor:
         self._ready_messages(trouble)
         arena = inbox.arena()
         out = self._merge(arena, trouble) if arena.count else []
-        if inbox.rings is not None:
-            inbox.release()                 # before restarts: they empty the workers' rings
+        inbox.release()                     # before restarts: they empty the workers' rings
         for i, why in trouble.items():
             self.restart(i, why)
         self._check_hung()
         self._release_old_generations()
-        if self.log is not None:
-            self.pool.sync()                # send the store's changes to the replicas
+        self.pool.sync()                    # e.g. send the store's changes to the replicas
         self._send()
         return out
 
@@ -404,9 +391,8 @@ class ProcessExecutor:
         merges = s["merges"] - last["merges"]
         iters = s["delta_iters"] - last["delta_iters"]
         nan = float("nan")
-        pool_scalars = getattr(self.pool, "scalars", None)
         return {
-            **(pool_scalars(iters) if pool_scalars is not None else {}),
+            **self.pool.scalars(iters),
             "train/merge_ms": 1e3 * (s["merge_seconds"] - last["merge_seconds"]) / merges
             if merges else nan,
             "train/merge_passes": s["passes"] - last["passes"],
@@ -441,8 +427,7 @@ class ProcessExecutor:
         return max(0.0, 1.0 - busy / (span * self.num_workers))
 
     def reset_window(self):
-        if hasattr(self.pool, "reset_window"):
-            self.pool.reset_window()
+        self.pool.reset_window()
         self._window = dict(self.stats)
         for w in self.workers:
             w.busy_seconds = 0.0
@@ -464,7 +449,7 @@ class ProcessExecutor:
                 f"store {format_bytes(view.store.used_bytes)} ({format_bytes(view.store.nbytes)} "
                 f"allocated); main process busy "
                 f"{main_cpu / seconds:.1%} of a core; worker restarts {s['restarts']}"
-                ] + (self.pool.summary(ran, seconds) if hasattr(self.pool, "summary") else [])
+                ] + self.pool.summary(ran, seconds)
 
     def checkpoint_state(self, view):
         # An in-process resume continues with the next batch's stream.
@@ -476,8 +461,6 @@ class ProcessExecutor:
         ones before raised, the allocator's (every file of the run) last."""
         with contextlib.ExitStack() as steps:        # run in the reverse order of these lines
             steps.callback(self.allocator.close)
-            if self.rings is not None:
-                steps.callback(self.rings.close)
             steps.callback(self.merger.close)
             if self.pool is not None:
                 steps.callback(self.pool.close)

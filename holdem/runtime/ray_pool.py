@@ -42,8 +42,8 @@ from holdem import config as config_mod
 from holdem.config import ConfigError
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
-from holdem.runtime.pool import WorkerDied
-from holdem.runtime.replica import Replica, store_copy
+from holdem.runtime.pool import Pool, WorkerDied
+from holdem.runtime.replica import Replica, StoreLog, store_copy
 from holdem.runtime.worker import BatchServer
 from holdem.store.merge import merge_threads
 
@@ -187,11 +187,46 @@ class _Node:
         self.seconds = 0.0              # and the time it spent applying changes
 
 
-class RayPool:
+class RayPool(Pool):
     """Persistent workers as Ray actors (see the module docstring). ``store()`` returns (the run's
-    store, its generation, the executor's :class:`holdem.runtime.replica.StoreLog`)."""
+    store, its generation, the executor's :class:`holdem.runtime.replica.StoreLog`).
 
-    replicates_store = True
+    Its policy (:class:`holdem.runtime.pool.Pool`): workers on other machines read a replica
+    that follows the store a merge pass late, so each sends one delta per batch; its own-delta
+    weight is W by default (:func:`holdem.runtime.worker.own_delta_weight`); its frames come
+    whole, without rings; the executor logs the store's changes, and :meth:`sync` sends them to
+    the replicas after each merge pass."""
+
+    @classmethod
+    def default_workers(cls, config):
+        """One worker per CPU of the cluster, less one for the main process."""
+        return cluster_workers(config.train.ray_address)
+
+    @classmethod
+    def own_delta_default(cls, num_workers):
+        """W: a worker's own batch stands in for the other workers' unmerged ones (Leduc on a
+        two-node cluster: 1.08x the in-process exploitability, 1.42x with 1; README, Parallel
+        training)."""
+        return float(num_workers)
+
+    @classmethod
+    def make(cls, config, num_workers, allocator=None, store_state=None):
+        """A pool of ``num_workers`` actors for ``config``'s run; ``store_state()`` gives (store,
+        generation, StoreLog) to its store replicas (``allocator``: the process pool's)."""
+        return cls(num_workers, cls.worker_config(config, num_workers),
+                   config.train.ray_address, store=store_state)
+
+    def describe(self):
+        return "Ray actors"
+
+    def batch_flush(self, config, num_workers, n, num_infosets):
+        return None
+
+    def flush_text(self, config, num_workers):
+        return "a delta every batch"
+
+    def store_log(self, steps):
+        return StoreLog(steps)
 
     def __init__(self, num_workers, config_dict, address=None, store=None):
         self.num_workers = int(num_workers)

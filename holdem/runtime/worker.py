@@ -90,15 +90,14 @@ def holds_cold_rows(config, num_workers):
 
 def own_delta_weight(config, num_workers):
     """How much a worker's own unmerged updates count in its regret matching:
-    ``train.own_delta_weight`` (0: W, the number of workers). By default (null) 1 -- the plain
-    delta, as a serial run counts them -- when workers send a delta every flush, and W on Ray,
-    whose workers send one per batch: there W stands in for the other workers' unmerged batches
-    (Leduc on a two-node cluster: 1.08x the in-process exploitability, 1.42x with 1), while with
-    fine flushes it only multiplies one worker's sampling noise by W (README, Parallel
-    training)."""
+    ``train.own_delta_weight`` (0: W, the number of workers; null: 1, the plain delta, as a
+    serial run counts them). A pool writes its own default into its workers' config
+    (:meth:`holdem.runtime.pool.Pool.own_delta_default`: 1 for workers that flush often, where
+    more only multiplies one worker's sampling noise by W; W for Ray's, whose workers send one
+    delta per batch; README, Parallel training)."""
     weight = config.train.own_delta_weight
     if weight is None:
-        return float(num_workers) if config.train.backend == "ray" else 1.0
+        return 1.0
     return float(num_workers) if weight == 0 else float(weight)
 
 
