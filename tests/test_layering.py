@@ -158,6 +158,9 @@ RULES = (
     Rule("analysis", "analysis imports neither runtime, training nor cli",
          lambda m: under(m, "holdem.analysis"),
          _forbidden("holdem.runtime", "holdem.training", "holdem.cli")),
+    Rule("kinds", "analysis knows a game through holdem.games.interface and its capabilities, "
+         "never through the No-Limit kind (holdem.games.nlhe)",
+         lambda m: under(m, "holdem.analysis"), _forbidden("holdem.games.nlhe")),
     Rule("kernels", "kernel modules import no runtime, cli, training, config, checkpoint or "
          "analysis (analysis kernels may import kernels)", is_kernel_module, _kernels_forbid),
     Rule("store", "store imports neither runtime, solver, games, training nor cli",
@@ -174,7 +177,11 @@ RULES = (
          lambda m: m != "holdem", _floors_forbid),
 )
 
-KNOWN_VIOLATIONS = set()       # (rule, module) pairs marked as strict xfails while being fixed
+KNOWN_VIOLATIONS = {           # (rule, module): why; marked as strict xfails while being fixed
+    ("kinds", "holdem.analysis.multiway_play_kernels"):
+        "plays on the multi-way kind's state rows (holdem.games.nlhe.multiway_kernels); "
+        "to be moved onto node hooks",
+}
 
 
 def violations(rule, imports):
@@ -239,7 +246,8 @@ def _cases():
             if rule.applies(module):
                 marks = ()
                 if (rule.name, module) in KNOWN_VIOLATIONS:
-                    marks = pytest.mark.xfail(strict=True, reason="fixed on the run-loop branch")
+                    marks = pytest.mark.xfail(strict=True,
+                                              reason=KNOWN_VIOLATIONS[rule.name, module])
                 yield pytest.param(rule, module, marks=marks, id=f"{rule.name}:{module}")
 
 
@@ -305,6 +313,8 @@ def _rule(name):
     ("analysis", "holdem.analysis.fake", "def f():\n    from holdem.training import train\n"),
     ("analysis", "holdem.analysis.fake", "import holdem.runtime.pool\n"),
     ("analysis", "holdem.analysis.fake", "from ..cli import common\n"),
+    ("kinds", "holdem.analysis.fake", "from holdem.games.nlhe.records import Action\n"),
+    ("kinds", "holdem.analysis.fake", "def f():\n    from holdem.games import nlhe\n"),
     ("kernels", "holdem.solver.fake_kernels", "from holdem import config\n"),
     ("kernels", "holdem.analysis.fake_kernels", "from holdem.analysis import headtohead\n"),
     ("kernels", "holdem.rng", "from holdem.checkpoint import load\n"),
@@ -326,6 +336,7 @@ def test_checker_catches(rule, module, source):
 
 @pytest.mark.parametrize("rule, module, source", [
     ("kernels", "holdem.analysis.fake_kernels", "from holdem.analysis import play_kernels\n"),
+    ("kinds", "holdem.analysis.fake", "from holdem.games.interface import Cards, Lines\n"),
     ("kernels", "holdem.solver.fake_kernels", "from holdem import rng\n"),
     ("config", "holdem.config", "import yaml\nfrom holdem import cards\n"),
     ("floors", "holdem.cli.fake", "import holdem.training\nfrom . import common\n"),

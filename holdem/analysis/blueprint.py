@@ -210,7 +210,7 @@ class Blueprint:
             moves = list(zip(node.labels(), (to for _, to in node.actions())))
             return (node.player, node.street, node.infoset_key, moves, node.bet,
                     int(node.commitments[node.player]), int(node.contributions.sum()))
-        tree, rules = self.game.tree, self.game.rules
+        tree, rules = self.game.tree, self.game.lines
         node = self.node_of(labels)
         if tree.kind[node] != 0:
             raise ValueError(f"line {labels!r} ends the hand")
@@ -235,7 +235,8 @@ class Blueprint:
 
     @property
     def _big_blind(self):
-        return self.game.rules.table.chips(self.game.rules.table.big_blind)
+        table = self.game.cards.table
+        return table.chips(table.big_blind)
 
     @property
     def _preflop_hands(self):
@@ -296,7 +297,6 @@ class Blueprint:
         so far: 0, 3, 4 or 5, as the line's street needs; None = none); cards as text
         (``"As Kd"``) or ints 0..51. Returns a :class:`Spot`."""
         from holdem.abstraction.bucket_tables import lookup_buckets
-        from holdem.games.nlhe.rules import seat_name
 
         labels = self.line_labels(labels)
         hole = card_tuple(hole, "hole")
@@ -318,8 +318,8 @@ class Blueprint:
         tables = self.game.deal.tables
         bucket = int(lookup_buckets(tables, np.array([hole]), np.array(full_board))[0, street])
         key, big_blind = key_of(bucket), self._big_blind
-        return Spot(line=tuple(labels), player=player,
-                    seat=seat_name(player, self.game.num_players), street=street,
+        seat = self.game.cards.engine.seat_name(player, self.game.num_players)
+        return Spot(line=tuple(labels), player=player, seat=seat, street=street,
                     hole=tuple(map(format_card, hole)), board=tuple(map(format_card, board)),
                     bucket=bucket, num_buckets=int(tables.num_buckets[street]),
                     hands=self._preflop_hands[bucket] if street == 0 else (),
@@ -365,7 +365,7 @@ class Blueprint:
 
         if not self.game.supports(LINES):
             raise ValueError("translate_line() is for heads-up games")
-        tree, nlhe = self.game.tree, self.game.rules
+        tree, nlhe = self.game.tree, self.game.lines
         scale = nlhe.table.chips_per_bb / float(big_blind)
         node, labels, notes = 0, [], []
         for kind, amount in actions:

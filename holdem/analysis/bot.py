@@ -1,28 +1,27 @@
 """A blueprint playing a real heads-up No-Limit Hold'em hand: the bot behind
 :mod:`holdem.cli.play` (``python -m holdem.cli.play --checkpoint PATH``).
 
-The real hand runs on the exact rules engine (:class:`holdem.games.nlhe.rules.HandState`, integer
-chips). Before each bot decision the real action history (:func:`real_line`) is mapped onto the
-abstract betting tree with :meth:`Blueprint.translate_line`: a size between two abstract sizes is
-read as one of them at random with the pseudo-harmonic probabilities, drawn once per hand (a
-fixed reading is exploitable). The bot samples an abstract action from the blueprint and
-:func:`bot_action` turns it back into a legal real action. Where the real hand has left the tree
-(more raises than the tree allows, a street the abstract hand never reaches) the bot checks or
-calls.
+The real hand runs on the game's exact rules engine (``game.cards.engine``, a
+:class:`holdem.games.interface.HandEngine`; integer chips). Before each bot decision the real action
+history (:func:`real_line`) is mapped onto the abstract betting tree with
+:meth:`Blueprint.translate_line`: a size between two abstract sizes is read as one of them at random
+with the pseudo-harmonic probabilities, drawn once per hand (a fixed reading is exploitable). The
+bot samples an abstract action from the blueprint and :func:`bot_action` turns it back into a legal
+real action. Where the real hand has left the tree (more raises than the tree allows, a street the
+abstract hand never reaches) the bot checks or calls.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from holdem.games.nlhe.records import Action, ActionKind, TableConfig
-
 
 def real_table(bp, stack, big_blind):
     """The real heads-up table of a game against ``bp``: both stacks ``stack`` chips, the
     blueprint's blinds and ante scaled to a big blind of ``big_blind`` chips."""
-    table = bp.game.rules.table
-    return TableConfig(
+    cards = bp.game.cards
+    table = cards.table
+    return cards.engine.TableConfig(
         stacks=(stack, stack), small_blind=round(big_blind * table.small_blind / table.big_blind),
         big_blind=big_blind, ante=round(big_blind * table.ante / table.big_blind))
 
@@ -32,14 +31,15 @@ def bot_action(label, legal, raise_to=0):
     ``f`` folds (checks when there is nothing to call), ``c`` checks or calls, ``a`` goes all-in,
     ``r...`` bets or raises to ``raise_to`` real chips clamped to [min_to, max_to]; a bet, raise
     or all-in that the rules do not allow becomes a check or call."""
-    passive = Action.check() if ActionKind.CHECK in legal else Action.call()
+    names = legal.names()
+    passive = legal.action("check" if "check" in names else "call")
     if label == "f":
-        return Action.fold() if ActionKind.FOLD in legal else passive
+        return legal.action("fold") if "fold" in names else passive
     if label == "c" or legal.min_to == 0:             # min_to is 0 when no bet/raise is legal
         return passive
-    kind = ActionKind.BET if ActionKind.BET in legal else ActionKind.RAISE
+    kind = "bet" if "bet" in names else "raise"
     to = legal.max_to if label == "a" else min(max(int(raise_to), legal.min_to), legal.max_to)
-    return Action(kind, to)
+    return legal.action(kind, to)
 
 
 def real_line(state):
@@ -47,7 +47,7 @@ def real_line(state):
     out = []
     for rec in state.actions:
         kind = rec.kind.name.lower()
-        if rec.is_all_in and rec.kind in (ActionKind.BET, ActionKind.RAISE):
+        if rec.is_all_in and kind in ("bet", "raise"):
             kind = "allin"
         out.append((kind, rec.amount))
     return out
@@ -55,7 +55,7 @@ def real_line(state):
 
 @dataclass
 class Decision:
-    action: Action
+    action: object              # the engine's Action
     labels: list = None         # the abstract line (None when off the tree)
     probs: dict = None          # the blueprint's strategy there
     label: str = "c"            # the sampled abstract action
@@ -68,7 +68,7 @@ class BlueprintBot:
 
     def __init__(self, bp, big_blind, rng):
         self.bp, self.big_blind, self.rng = bp, big_blind, rng
-        table = bp.game.rules.table
+        table = bp.game.cards.table
         self.scale = big_blind / (table.chips_per_bb * table.big_blind)  # real per tree chip
         self._hand, self._hand_seed = None, 0
 
@@ -99,7 +99,7 @@ class BlueprintBot:
 
     def decide(self, state):
         """The bot's :class:`Decision` for the seat to act of ``state``."""
-        bp, tree, rules = self.bp, self.bp.game.tree, self.bp.game.rules
+        bp, tree, lines = self.bp, self.bp.game.tree, self.bp.game.lines
         me, legal = state.to_act, state.legal_actions()
         try:
             labels, _ = self.translate(state)
@@ -114,7 +114,7 @@ class BlueprintBot:
         p = np.array(list(probs.values()))
         index = int(self.rng.choice(len(p), p=p / p.sum()))
         label = list(probs)[index]
-        raise_to = rules.raise_to[int(tree.child_start[node]) + index] * self.scale
+        raise_to = lines.raise_to[int(tree.child_start[node]) + index] * self.scale
         return Decision(bot_action(label, legal, round(raise_to)), labels, probs, label)
 
 

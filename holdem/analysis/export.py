@@ -165,10 +165,8 @@ def nlhe_records(game, store):
     bucket). ``history`` has raise-to amounts in big blinds after ``r`` (e.g. ``r2.5c/r1.6``);
     ``actions`` are labels ``f``, ``c``, ``r<x>b`` (big blinds), ``r<f>p`` (pot fraction), ``a``."""
     from holdem.abstraction.preflop import preflop_hands
-    from holdem.games.nlhe.abstract import STREET_NAMES, history_string
-
     hands = preflop_hands(game.deal.tables)
-    nlhe = game.rules
+    lines, street_names = game.lines, game.cards.street_names
     tree = game.tree
     decision = np.flatnonzero(tree.kind == NodeKind.DECISION)
     keys, num_actions, offsets, _, strategy_sum = store.used()
@@ -181,11 +179,11 @@ def nlhe_records(game, store):
         node = int(decision[hist])
         if node not in history_cache:
             c0 = int(tree.child_start[node])
-            history_cache[node] = (history_string(nlhe, node),
-                                   [nlhe.labels[c0 + a] for a in range(int(num_actions[i]))])
+            history_cache[node] = (lines.history_string(node),
+                                   [lines.labels[c0 + a] for a in range(int(num_actions[i]))])
         history, labels = history_cache[node]
         street = int(tree.street[node])
-        records.append({"player": int(tree.player[node]), "street": STREET_NAMES[street],
+        records.append({"player": int(tree.player[node]), "street": street_names[street],
                         "history": history, **bucket_fields(hands, street, int(bucket)),
                         "actions": labels,
                         "strategy": _average(num_actions, offsets, strategy_sum, i),
@@ -205,7 +203,6 @@ def multiway_records(game, store, streets=None):
     depth-first order, then bucket). Later streets cannot be listed: the betting tree past the
     flop is far too large to walk and infoset keys are hashes of the history."""
     from holdem.abstraction.preflop import preflop_hands
-    from holdem.games.nlhe.abstract import STREET_NAMES
 
     if streets and set(streets) - {"preflop", "0"}:
         raise ConfigError(f"--street {' '.join(streets)}: {game.num_players}-player exports "
@@ -225,7 +222,8 @@ def multiway_records(game, store, streets=None):
     records = []
     for i in np.flatnonzero(found).tolist():
         node, history = nodes[i // num_buckets]
-        records.append({"player": node.player, "street": STREET_NAMES[0], "history": history,
+        records.append({"player": node.player, "street": game.cards.street_names[0],
+                        "history": history,
                         **bucket_fields(hands, 0, i % num_buckets), "actions": node.labels(),
                         "strategy": _average(num_actions, offsets, strategy_sum,
                                              int(order[pos[i]])),

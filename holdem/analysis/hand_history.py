@@ -27,12 +27,12 @@ blind = button), so 3+ handed seat q is p(q+1) and heads-up seat 0 is p2. Amount
 chips as the game counts them (the file's opening comment says how many make a big blind); a raise
 amount is the street total after it, as in holdem's own records.
 
-Where PokerKit's rules differ from holdem's (:mod:`holdem.games.nlhe.rules`), ``finishing_stacks``
-holds holdem's result. Two differences, neither of which changes a heads-up hand: a pot split
-three or more ways gives its odd chips one each from the first seat left of the button in holdem,
-all to the first winner in PokerKit; and holdem lets a player raise when every opponent left can
-only call all-in (the excess comes back), which PokerKit refuses, but only uneven stacks allow it
-and ``play`` and the matches deal even ones.
+Where PokerKit's rules differ from holdem's (the game's rules engine, ``game.cards.engine``),
+``finishing_stacks`` holds holdem's result. Two differences, neither of which changes a heads-up
+hand: a pot split three or more ways gives its odd chips one each from the first seat left of the
+button in holdem, all to the first winner in PokerKit; and holdem lets a player raise when every
+opponent left can only call all-in (the excess comes back), which PokerKit refuses, but only uneven
+stacks allow it and ``play`` and the matches deal even ones.
 """
 
 from dataclasses import dataclass, field
@@ -77,13 +77,12 @@ class PlayedHand:
 
 # -- hands from holdem's games ------------------------------------------------------------------
 def hand_from_state(state, players, seats, number, **extra):
-    """The :class:`PlayedHand` of a finished :class:`holdem.games.nlhe.rules.HandState`."""
-    from holdem.games.nlhe.records import ActionKind
-
-    verbs = {ActionKind.FOLD: "f", ActionKind.CHECK: "cc", ActionKind.CALL: "cc",
-             ActionKind.BET: "cbr", ActionKind.RAISE: "cbr"}
+    """The :class:`PlayedHand` of a finished hand state of the game's rules engine
+    (``game.cards.engine.HandState``)."""
+    verbs = {"FOLD": "f", "CHECK": "cc", "CALL": "cc", "BET": "cbr", "RAISE": "cbr"}
     config = state.config
-    actions = tuple((int(r.street), r.player, verbs[r.kind], r.amount) for r in state.actions)
+    actions = tuple((int(r.street), r.player, verbs[r.kind.name], r.amount)
+                    for r in state.actions)
     return PlayedHand(stacks=tuple(config.stacks), small_blind=config.small_blind,
                       big_blind=config.big_blind, ante=config.ante,
                       hole=tuple(tuple(h) for h in state.hole_cards),
@@ -94,11 +93,11 @@ def hand_from_state(state, players, seats, number, **extra):
 
 def hands_from_log(log, table, name_a, name_b, first_number=1, **extra):
     """The hands of a :data:`holdem.analysis.play_kernels.HandLog` of a match played on
-    ``table`` (the game's ``rules.table``: stakes in big blinds, ``chips_per_bb``). A sits in
-    physical seat 1, the opponent's seats follow clockwise; the players are ``A: name_a`` and
-    ``B: name_b`` (B1, B2, ... with 3+ players). Hands are numbered from ``first_number``
-    (a file holding several matches numbers them on); each gets the field ``_deal``, its
-    duplicate deal in its match."""
+    ``table`` (the game's ``cards.table``, :class:`holdem.games.interface.Units`: stakes in big
+    blinds, ``chips_per_bb``). A sits in physical seat 1, the opponent's seats follow clockwise; the
+    players are ``A: name_a`` and ``B: name_b`` (B1, B2, ... with 3+ players). Hands are numbered
+    from ``first_number`` (a file holding several matches numbers them on); each gets the field
+    ``_deal``, its duplicate deal in its match."""
     hands_count, num_players = log.net.shape
     stack, sb, bb, ante = (table.chips(x) for x in (table.stack, table.small_blind,
                                                      table.big_blind, table.ante))

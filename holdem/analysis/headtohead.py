@@ -42,7 +42,7 @@ class MatchResult:
 
 def bot_tables(game):
     """int64[4, num_nodes]: fold, call, pot-raise and all-in child of every decision node."""
-    tree, nlhe = game.tree, game.rules
+    tree, nlhe = game.tree, game.lines
     n = tree.kind.shape[0]
     tables = np.full((4, n), -1, dtype=np.int64)
     for node in np.flatnonzero(tree.kind == NodeKind.DECISION):
@@ -110,7 +110,7 @@ def head_to_head_hands(blueprint, opponent, hands=100, seed=0, first_number=1):
     path = blueprint.checkpoint.path
     name_b = (f"{opponent} bot" if isinstance(opponent, str)
               else f"blueprint {opponent.checkpoint.path}")
-    return hands_from_log(log, blueprint.game.rules.table, f"blueprint {path}", name_b,
+    return hands_from_log(log, blueprint.game.cards.table, f"blueprint {path}", name_b,
                           first_number=first_number,
                           event=f"holdem eval_blueprint: {path} vs {name_b}, seed {seed}")
 
@@ -133,7 +133,7 @@ def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tab
     fitted on the match itself: its bias is of order 1/deals), the plain one beside it."""
     plain, correction = match_samples(game, store_a, opponent, store_b, hands, seed, tables,
                                       cards_b)
-    scale = 1000.0 / game.rules.table.chips_per_bb
+    scale = 1000.0 / game.cards.table.chips_per_bb
     hands = game.num_players * plain.shape[0]
     if correction is None:
         return MatchResult(*_mean_ci(plain, scale), hands=hands)

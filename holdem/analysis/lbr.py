@@ -210,10 +210,10 @@ def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAU
         children = bot_tables(game)[:2]
         num_buckets = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
         stride = int(game.bucket_stride)
-        rules = game.rules
-        raise_to = np.asarray(rules.raise_to, dtype=np.int64)
-        is_allin = np.array([label == "a" for label in rules.labels], dtype=np.int64)
-        table = rules.table
+        lines = game.lines
+        raise_to = np.asarray(lines.raise_to, dtype=np.int64)
+        is_allin = np.array([label == "a" for label in lines.labels], dtype=np.int64)
+        table = game.cards.table
         chips = (table.chips(table.stack), table.chips(table.big_blind), table.chips(table.ante))
     return lk.LbrSpec(stride=np.int64(stride), num_buckets=num_buckets,
                       fold_child=np.ascontiguousarray(children[0]),
@@ -333,7 +333,7 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
         with ThreadPoolExecutor(threads) as pool:
             list(pool.map(run, range(threads)))
     seconds = time.perf_counter() - start
-    scale = 1000.0 / game.rules.table.chips_per_bb
+    scale = 1000.0 / game.cards.table.chips_per_bb
     mean = float(out.mean()) * scale
     ci = (1.96 * float(out.std(ddof=1)) / float(np.sqrt(deals)) * scale if deals > 1
           else float("inf"))

@@ -105,7 +105,7 @@ class SmallLbr:
 
     def __init__(self, game, profile, first_street=0):
         game.require(EXACT, "exact LBR")
-        rules = game.rules
+        rules = game.exact
         if rules.num_streets > 2:
             raise ValueError(f"{game.name}: exact LBR deals at most one board card")
         if not 0 <= first_street <= rules.num_streets:

@@ -100,7 +100,7 @@ def walk_line(game, labels):
     """The decisions of a line of abstract labels in a tree game (int64[S, 5]: history, player,
     street, action, num_actions) and the node it reaches; ValueError naming a label that is not
     an action there, or one after the hand is over."""
-    tree, names = game.tree, game.rules.labels
+    tree, names = game.tree, game.lines.labels
     node, steps = 0, []
     for label in labels:
         if tree.kind[node] != 0:
@@ -167,7 +167,7 @@ def node_range(bp, line=(), board=(), average=True):
                      np.zeros(2))
     return NodeRange(line=tuple(labels), board=tuple(board), street=street,
                      player=int(tree.player[node]),
-                     actions=tuple(game.rules.labels[int(tree.child_start[node]) + a]
+                     actions=tuple(game.lines.labels[int(tree.child_start[node]) + a]
                                    for a in range(na)),
                      names=tuple(bp.action_meanings(labels).values()), combos=combos,
                      buckets=buckets[:, street].copy(), reach=reach, weight=weight, mix=mix)

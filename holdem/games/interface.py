@@ -10,21 +10,95 @@ a hand), its kernel form (``game.kernel``, what the traversal kernels take; its 
 - :data:`CARDS`: deals are real cards with chips at stake, so hands can be played out between
   strategies (head-to-head matches, baseline bots).
 - :data:`LINES`: an enumerated betting tree whose actions have labels, so a line of play names a
-  node (``game.tree``, ``game.rules.labels``): range charts, local best response, ``play``,
+  node (``game.tree``, ``game.lines.labels``): range charts, local best response, ``play``,
   bet translation, duplicate matches with per-node bot tables.
+
+Each capability is a typed protocol below (:class:`Exact`, :class:`Cards`, :class:`Lines`), and a
+game *declares* the ones it has: the builder of a kind passes the object that implements each
+(``exact=``, ``cards=``, ``lines=``), so ``game.capabilities`` is read off what was declared and
+code that holds a capability reads it through its protocol (``game.cards.table.chips_per_bb``,
+``game.lines.labels``), never through the kind's own rules object.
 
 Kinds implementing it: :class:`holdem.games.tree_game.TreeGame` (an enumerated betting tree) and
 :class:`holdem.games.nlhe.multiway.MultiwayGame` (nodes computed during traversal).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from holdem.games.tree import TreeArrays
 
 EXACT = "exact"
 CARDS = "cards"
 LINES = "lines"
 CAPABILITIES = (EXACT, CARDS, LINES)
+
+
+class Units(Protocol):
+    """The table's units: stakes in big blinds, ``chips_per_bb`` integer chips per big blind."""
+
+    stack: float
+    small_blind: float
+    big_blind: float
+    ante: float
+    chips_per_bb: int
+
+    def chips(self, bb: float) -> int:
+        """``bb`` big blinds in chips."""
+        ...
+
+
+class HandEngine(Protocol):
+    """The exact rules engine real hands run on (integer chips): its table configuration and
+    hand state, and the names of the seats. A hand state's ``legal_actions()`` names the legal
+    kinds (``names()``) and makes an action of one (``action(kind, to)``)."""
+
+    TableConfig: type
+    HandState: type
+
+    def seat_name(self, seat: int, num_players: int) -> str:
+        ...
+
+
+class Exact(Protocol):
+    """:data:`EXACT`: a game small enough for exact evaluation; one private card per player
+    (``deck_ranks``: the rank of each card) and ``num_streets`` betting rounds."""
+
+    num_streets: int
+    num_ranks: int
+    deck_ranks: tuple
+
+
+class Cards(Protocol):
+    """:data:`CARDS`: real cards and chips; ``table`` in :class:`Units`, the streets' names and
+    the :class:`HandEngine` a real hand runs on."""
+
+    table: Units
+    street_names: tuple
+    engine: HandEngine
+
+
+class Lines(Protocol):
+    """:data:`LINES`: an enumerated betting tree whose actions have labels. Per node of ``tree``:
+    the label of the action leading to it (``f``, ``c``, ``r0.5p``, ``r2.5b``, ``a``; ``''`` at
+    the root) and the street commitment after it (``raise_to``, chips of ``table``)."""
+
+    tree: TreeArrays
+    labels: list
+    raise_to: np.ndarray
+    table: Units
+
+    def history_string(self, node: int) -> str:
+        """The line to ``node`` in export notation (e.g. ``r2.5c/r1.6``)."""
+        ...
+
+
+Rules = Exact | Cards | Lines
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -39,11 +113,20 @@ class Game:
     max_depth: int            # actions in a hand
     max_actions: int          # actions at a node
     deck_size: int
-    capabilities: frozenset = frozenset()
-    rules: object = None      # LimitRules (small games), NlheTree (labels, amounts) or
-                              # MultiwayRules (table, action abstraction)
+    tree: TreeArrays | None = None  # the enumerated betting tree (None: nodes are computed
+                                    # during traversal)
+    rules: Rules | None = None      # the kind's rules (it implements the capabilities below)
+    exact: Exact | None = None      # the declared capabilities (None: the game has not got it)
+    cards: Cards | None = None
+    lines: Lines | None = None
     buckets_sha256: str = ""  # of the bucket file (No-Limit Hold'em)
     buckets_path: str = ""
+
+    @property
+    def capabilities(self) -> frozenset:
+        """The names of the capabilities the game declared (a subset of :data:`CAPABILITIES`)."""
+        declared = {EXACT: self.exact, CARDS: self.cards, LINES: self.lines}
+        return frozenset(name for name, value in declared.items() if value is not None)
 
     def supports(self, capability):
         """Whether the game has ``capability`` (one of :data:`CAPABILITIES`)."""

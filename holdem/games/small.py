@@ -111,14 +111,13 @@ def limit_game(rules):
     """A limit game as a :class:`holdem.games.tree_game.TreeGame` (exact evaluation:
     its trees and decks are tiny)."""
     from holdem.games.deal_kernels import small_deal
-    from holdem.games.interface import EXACT
     from holdem.games.tree_game import tree_game
 
     tree = build_limit_tree(rules)
     stride = rules.num_ranks * rules.num_ranks if rules.num_streets > 1 else rules.num_ranks
     return tree_game(rules.name, tree, small_deal(rules), bucket_stride=stride,
                      num_streets=rules.num_streets, deck_size=len(rules.deck_ranks),
-                     capabilities=(EXACT,), rules=rules)
+                     rules=rules, exact=rules)
 
 
 def _players(config):

@@ -73,10 +73,10 @@ class TreeGame(Game):
         return out
 
 
-def tree_game(name, tree, deal, bucket_stride, num_streets, deck_size, capabilities, **fields):
-    """A :class:`TreeGame` over ``tree``, its depth and width read from the tree."""
+def tree_game(name, tree, deal, bucket_stride, num_streets, deck_size, **fields):
+    """A :class:`TreeGame` over ``tree``, its depth and width read from the tree; ``fields``
+    declare its rules and capabilities (``rules=``, ``exact=``, ``cards=``, ``lines=``)."""
     return TreeGame(name=name, num_players=int(tree.contrib.shape[1]), num_streets=num_streets,
                     tree=tree, deal=deal,
                     bucket_stride=bucket_stride, max_depth=tree_depth(tree),
-                    max_actions=int(tree.num_actions.max()), deck_size=deck_size,
-                    capabilities=frozenset(capabilities), **fields)
+                    max_actions=int(tree.num_actions.max()), deck_size=deck_size, **fields)

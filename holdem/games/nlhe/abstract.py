@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from holdem.abstraction.actions import raise_options
+from holdem.games.nlhe.engine import RealCards
 from holdem.games.tree import ActionCode, NodeKind, TreeBuilder
-
-STREET_NAMES = ("preflop", "flop", "turn", "river")
 
 
 @dataclass(frozen=True)
@@ -38,11 +37,18 @@ class HeadsUpTable:
 
 
 @dataclass
-class NlheTree:
+class NlheTree(RealCards):
+    """The heads-up game's rules: :class:`holdem.games.interface.Lines` and
+    :class:`holdem.games.interface.Cards`."""
+
     tree: object                 # TreeArrays
     labels: list                 # label of the action leading to each node ('' at the root)
     raise_to: np.ndarray         # street commitment after the action leading here (chips)
     table: HeadsUpTable
+
+    def history_string(self, node):
+        """:func:`history_string` of ``node``."""
+        return history_string(self, node)
 
 
 def build_heads_up_tree(table, abstraction, max_nodes=20_000_000):

@@ -7,7 +7,6 @@
 from pathlib import Path
 
 from holdem.config import ConfigError
-from holdem.games.interface import CARDS, LINES
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_BUCKETS = "assets/abstraction/default_hu.buckets"
@@ -63,7 +62,7 @@ def _heads_up_game(config, abstraction, path):
     tables = buckets.tables
     return tree_game("nlhe", nlhe.tree, nlhe_deal(tables, 2),
                      bucket_stride=int(max(tables.num_buckets)), num_streets=4, deck_size=52,
-                     capabilities=(CARDS, LINES), rules=nlhe,
+                     rules=nlhe, cards=nlhe, lines=nlhe,
                      buckets_sha256=buckets.sha256, buckets_path=str(path))
 
 
@@ -76,11 +75,11 @@ def _multiway_game(config, abstraction, path):
                                    small_blind=g.small_blind, big_blind=g.big_blind, ante=g.ante)
     arrays = _built(config, multiway.build_multiway, table, abstraction)
     buckets = _load_buckets(config, path)
+    rules = multiway.MultiwayRules(table, abstraction)
     return multiway.MultiwayGame(
         name="nlhe", num_players=g.num_players, num_streets=4,
         deal=nlhe_deal(buckets.tables, g.num_players),
         bucket_stride=int(max(buckets.tables.num_buckets)),
         max_depth=multiway.max_depth(arrays), max_actions=multiway.max_actions(arrays),
-        deck_size=52, capabilities=frozenset((CARDS,)),
-        rules=multiway.MultiwayRules(table, abstraction),
+        deck_size=52, rules=rules, cards=rules,
         buckets_sha256=buckets.sha256, buckets_path=str(path), arrays=arrays)

@@ -17,6 +17,7 @@ from holdem.abstraction.actions import raise_options
 from holdem.games.interface import Game, shapes_match
 from holdem.games.nlhe import multiway_kernels as mk
 from holdem.games.nlhe.abstract import HeadsUpTable
+from holdem.games.nlhe.engine import RealCards
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,9 @@ class MultiwayTable(HeadsUpTable):
 
 
 @dataclass(frozen=True)
-class MultiwayRules:
-    """What a :class:`MultiwayGame` carries besides its kernel arrays."""
+class MultiwayRules(RealCards):
+    """What a :class:`MultiwayGame` carries besides its kernel arrays (its
+    :class:`holdem.games.interface.Cards`)."""
 
     table: MultiwayTable
     abstraction: object       # ActionAbstraction

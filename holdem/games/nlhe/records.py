@@ -163,6 +163,15 @@ class LegalActions:
     def __contains__(self, kind: object) -> bool:
         return kind in self.kinds
 
+    def names(self) -> frozenset[str]:
+        """The legal kinds by name, lower case (``fold``, ``check``, ``call``, ``bet``,
+        ``raise``, ``all_in``): what a caller that knows no :class:`ActionKind` asks."""
+        return frozenset(kind.name.lower() for kind in self.kinds)
+
+    def action(self, kind: str, to: int | None = None) -> Action:
+        """The :class:`Action` of the kind named ``kind`` (as :meth:`names` spells it)."""
+        return Action(ActionKind[kind.upper()], to)
+
 
 @dataclass(frozen=True)
 class PostRecord:
