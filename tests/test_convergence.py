@@ -33,7 +33,7 @@ def test_many_workers_iterations_are_worth_as_much_as_serial_ones(tmp_path):
     parallel = _exploitability(tmp_path, "parallel", WORKERS)
     # Measured at the defaults (a delta every 100 iterations, own-delta weight 1, no cold rows
     # held): 1.02x; holding cold rows 1.14x; flushes of 151 iterations 1.19x; one delta per
-    # 2,880-iteration batch and the weight 8 1.42x (README, Performance).
+    # 2,880-iteration batch and the weight 8 1.42x (docs/performance.md).
     assert parallel < 1.2 * serial, (parallel, serial)
 
 

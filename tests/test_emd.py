@@ -2,7 +2,8 @@
 the k-means, and a small build's determinism, isomorphism and file round trip.
 
 The build here is tiny (few turn and river cards, k = 8), so it checks the machinery, not the
-quality; the quality figures (head-to-head, LBR) are in the README.
+quality; the quality figures (head-to-head, LBR) are in docs/configuration.md (Card abstraction)
+and docs/performance.md.
 """
 
 import itertools

@@ -1,13 +1,17 @@
-"""The README is executed, so it cannot drift from the code.
+"""The README and the pages under docs/ are executed, so they cannot drift from the code.
 
-- Every command in its ``sh`` blocks runs, in order, in a scratch directory: training with a
+The README comes first and the docs/ pages after it in name order (``PAGES``); what follows holds
+for all of them, read as one text, unless it names a page.
+
+- Every command in their ``sh`` blocks runs, in order, in a scratch directory: training with a
   budget of seconds (``--time-budget 2``; ``--num-workers 0`` becomes 2 and ``--hands`` 400
   where the full command would take minutes), analysis on what that training wrote, ``play``
   with ``q`` typed. Only ``pip``, ``tensorboard`` and ``pytest`` lines are left out.
-- Its Python example runs for real on the No-Limit checkpoint those commands produced.
+- Their Python examples run for real on the No-Limit checkpoint those commands produced.
 - Every flag a command's section names exists in that command's ``--help``, and every flag in
-  the ``--help`` is documented there; the same for the commands in the Performance table, each
-  row of which must name one.
+  the ``--help`` is documented there; the same for the commands in the Performance table
+  (docs/performance.md), each row of which must name one, and for the README's Tools table,
+  each row of which gives one example.
 - The configuration reference lists every key with its true default, marks the conditional
   ones, and the other YAML examples load; the export example has the export's fields.
 """
@@ -29,15 +33,18 @@ import yaml
 from holdem import config as config_mod
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+TEXTS = {page.relative_to(ROOT).as_posix(): page.read_text() for page in PAGES}
+README = TEXTS["README.md"]
 SKIPPED = ("pip ", "tensorboard ", "python -m pytest")
 SHRINK = {"--time-budget": "2", "--hands": "400"}
 FLAG_RE = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 
 def blocks(language):
-    """The bodies of the README's fenced blocks in ``language``, in order."""
-    return re.findall(rf"^```{language}\n(.*?)^```$", README, re.M | re.S)
+    """The bodies of the fenced blocks in ``language`` of every page, in order."""
+    return [block for text in TEXTS.values()
+            for block in re.findall(rf"^```{language}\n(.*?)^```$", text, re.M | re.S)]
 
 
 def shell_commands():
@@ -62,7 +69,7 @@ def shrink(argv):
 
 @pytest.fixture(scope="module")
 def worked(tmp_path_factory):
-    """(directory, [(command, CompletedProcess)]): every README command run there in order."""
+    """(directory, [(command, CompletedProcess)]): every page's command run there in order."""
     directory = tmp_path_factory.mktemp("readme")
     for name in ("configs", "assets"):
         (directory / name).symlink_to(ROOT / name)
@@ -147,22 +154,34 @@ def test_python_example_runs(worked, monkeypatch):
     monkeypatch.chdir(directory)
     examples = blocks("python")
     assert examples
+    loaded = []
     for code in examples:
         namespace = {}
-        exec(compile(code, "README.md", "exec"), namespace)
-    assert namespace["bp"].metadata["game"] == "nlhe"
+        exec(compile(code, "README.md or docs/", "exec"), namespace)
+        if "bp" in namespace:
+            loaded.append(namespace["bp"])
+    assert loaded
+    assert all(bp.metadata["game"] == "nlhe" for bp in loaded)
 
 
 def sections():
-    """{module: text} of the README's ``### `python -m holdem.cli.MODULE ...``` sections (a
-    module's sections joined, heading included)."""
+    """{module: text} of the ``### `python -m holdem.cli.MODULE ...``` sections of every page (a
+    module's sections joined, heading included; a section ends at the next heading or at the
+    end of its page)."""
     found = {}
-    parts = re.split(r"^(#{2,3} .*)$", README, flags=re.M)
-    for heading, body in zip(parts[1::2], parts[2::2]):
-        m = re.match(r"### `python -m holdem\.cli\.(\w+)", heading)
-        if m:
-            found[m[1]] = found.get(m[1], "") + heading + body
+    for text in TEXTS.values():
+        parts = re.split(r"^(#{2,3} .*)$", text, flags=re.M)
+        for heading, body in zip(parts[1::2], parts[2::2]):
+            m = re.match(r"### `python -m holdem\.cli\.(\w+)", heading)
+            if m:
+                found[m[1]] = found.get(m[1], "") + heading + body
     return found
+
+
+def test_every_command_has_a_section():
+    modules = {p.stem for p in (ROOT / "holdem" / "cli").glob("*.py")
+               if hasattr(importlib.import_module(f"holdem.cli.{p.stem}"), "build_parser")}
+    assert modules <= set(sections())
 
 
 def own_flags(module, text):
@@ -180,12 +199,12 @@ def help_flags(module):
 def test_command_sections_document_exactly_the_flags_of_help(module):
     documented = own_flags(module, sections()[module])
     actual = help_flags(module)
-    assert documented - actual == set(), f"README names flags {module} does not have"
-    assert actual - documented == set(), f"{module} has flags the README does not document"
+    assert documented - actual == set(), f"the docs name flags {module} does not have"
+    assert actual - documented == set(), f"{module} has flags the docs do not document"
 
 
 def performance_rows():
-    table = README.split("## Performance", 1)[1].split("\n## ", 1)[0]
+    table = TEXTS["docs/performance.md"].split("# Performance", 1)[1].split("\n## ", 1)[0]
     return [line for line in table.splitlines()
             if line.startswith("| ") and not line.startswith(("| what", "| ---"))]
 
@@ -210,6 +229,21 @@ def test_performance_rows_name_their_command():
                 assert name in tool_sources, command
                 source = tool_sources[name] + tool_sources["benchlib.py"]
                 assert all(f'"{flag}"' in source for flag in flags), command
+
+
+def test_tools_table_gives_one_example_of_every_command():
+    table = README.split("## Tools", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines()
+            if line.startswith("| `") and not line.startswith("| ---")]
+    named = []
+    for row in rows:
+        module = re.match(r"\| `(\w+)` \|", row)[1]
+        (command,) = re.findall(r"`(python -m holdem\.cli\.[^`]*)`", row.replace("\\|", "|"))
+        argv = shlex.split(command)
+        assert argv[2] == f"holdem.cli.{module}", row
+        assert set(FLAG_RE.findall(" ".join(argv[3:]))) <= help_flags(module), command
+        named.append(module)
+    assert sorted(named) == sorted(sections())
 
 
 def reference():

@@ -32,10 +32,22 @@ def fields(stdout):
 
 
 @pytest.mark.parametrize("name", ["bench_merge.py", "bench_scaling.py", "bench_backends.py",
-                                  "bench_visits.py", "checkpoint_digest.py", "soak.py"])
+                                  "bench_visits.py", "checkpoint_digest.py", "soak.py",
+                                  "openspiel_mccfr.py"])
 def test_help_shows_example_commands(name):
     proc = run_tool(name, "--help", timeout=60)
     assert f"python tools/{name}" in proc.stdout
+
+
+def test_the_openspiel_reference_says_it_needs_openspiel():
+    import importlib.util
+
+    if importlib.util.find_spec("pyspiel") is not None:
+        pytest.skip("OpenSpiel is installed here")
+    proc = subprocess.run([sys.executable, str(TOOLS / "openspiel_mccfr.py"), "kuhn_poker"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 2
+    assert proc.stderr == "openspiel_mccfr: error: needs OpenSpiel (pip install open_spiel)\n"
 
 
 @pytest.fixture(scope="module")
