@@ -288,10 +288,10 @@ def test_a_turn_solve_uses_the_turn_menu_and_the_river_the_default_one(bp):
 
 
 def test_deals_per_board_share_the_board_and_deal_disjoint_hole_cards(bp):
-    from holdem.subgame.lbr import _deals, _group_means
+    from holdem.subgame.match import deals_of, group_means
 
     table = real_table(bp, 10_000, 100)
-    deals = list(_deals(table, 3, 7, 3))
+    deals = list(deals_of(table, 3, 7, 3))
     assert len(deals) == 7
     boards = [board for _, board, _ in deals]
     assert boards[0] == boards[1] == boards[2] != boards[3] == boards[5] != boards[6]
@@ -299,17 +299,16 @@ def test_deals_per_board_share_the_board_and_deal_disjoint_hole_cards(bp):
         cards = list(holes[0]) + list(holes[1]) + list(board)
         assert len(set(cards)) == 9 and len(seeds) == 2
     assert len({d[0] for d in deals[:3]}) == 3                # new hole cards each deal
-    independent = list(_deals(table, 3, 2, 1))
+    independent = list(deals_of(table, 3, 2, 1))
     expected = HandState(table, rng=np.random.default_rng(
         np.random.SeedSequence(3).spawn(2)[0].generate_state(3)[0]))
     assert independent[0][:2] == (expected.hole_cards, expected.full_board)
-    assert _group_means([1, 2, 3, 4, 5, 6, 7], 3) == [2.0, 5.0, 7.0]
+    assert group_means([1, 2, 3, 4, 5, 6, 7], 3) == [2.0, 5.0, 7.0]
     with pytest.raises(ValueError, match="per_board"):
         resolve_lbr(bp, LbrSetting.parse("fcpa:3-4"), deals=1, per_board=0)
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--vs-checkpoint", "HUNL", "--resolve-per-board", "5"], "applies to --resolve with --lbr"),
     (["--lbr", "fcpa:3-4", "--resolve-per-board", "0"], "must be at least 1"),
 ])
 def test_resolve_per_board_is_refused_where_it_means_nothing(hunl_run, capsys, args, message):
@@ -333,3 +332,23 @@ def test_a_street_that_fell_back_to_the_blueprint_is_followed_by_a_solve_from_it
     labels, actions, probs = bot.policy(state)
     assert bot.solves == 1 and bot._game[0] == 3 and bot._game[1] is not None
     assert labels[0] == "x" and probs[:, combo_index(*state.hole_cards[state.to_act])].sum() > 0
+
+
+def test_resolve_per_board_without_resolve_is_refused(hunl_run, capsys):
+    from holdem.cli import eval_blueprint
+
+    with pytest.raises(SystemExit) as stop:
+        eval_blueprint.main(["--checkpoint", str(hunl_run), "--vs", "equity",
+                             "--resolve-per-board", "5"])
+    assert stop.value.code == 2
+    assert "--resolve-per-board applies to --resolve" in capsys.readouterr().err
+
+
+def test_a_match_dealt_by_board_reads_the_cache_and_pairs_exactly_without_resolving(bp):
+    """per_board in the head-to-head: a bot that never re-solves pairs exactly with its
+    blueprint (difference 0) on board-grouped deals too, and a river re-solver shares solves."""
+    still = resolve_match(bp, bp, street=4, deals=4, seed=1, per_board=2)
+    assert still.difference == 0.0 and still.hands == 8 and still.solves == 0
+    grouped = resolve_match(bp, bp, street="river", deals=2, seed=1, per_board=2,
+                            target=5.0, max_iterations=20)
+    assert grouped.hands == 4 and np.isfinite(grouped.mbb_per_hand)

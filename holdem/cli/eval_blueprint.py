@@ -76,7 +76,7 @@ def build_parser():
     p.add_argument("--resolve-iterations", type=int, default=300, metavar="N",
                    help="--resolve: at most N iterations per solve (default 300)")
     p.add_argument("--resolve-per-board", type=int, default=1, metavar="N",
-                   help="--resolve --lbr: deal the hands in groups of N deals that share a "
+                   help="--resolve: deal the hands in groups of N deals that share a "
                         "board, so the bot reads a spot it met before in the group from a "
                         "cache instead of solving it again (a turn solve takes seconds); the "
                         "intervals are computed over the groups (default 1: independent deals)")
@@ -119,8 +119,8 @@ def main(argv=None):
     if args.resolve_safe and args.resolve != "river":
         parser.error("--resolve-safe needs --resolve river (the gadget's blueprint values are "
                      "computed for a river spot)")
-    if args.resolve_per_board != 1 and not (args.resolve and args.lbr):
-        parser.error("--resolve-per-board applies to --resolve with --lbr")
+    if args.resolve_per_board != 1 and not args.resolve:
+        parser.error("--resolve-per-board applies to --resolve (--lbr or --vs-checkpoint)")
     if args.resolve_per_board < 1:
         parser.error("--resolve-per-board must be at least 1")
     if not args.resolve_target > 0 or args.resolve_iterations < 1:
@@ -311,7 +311,7 @@ def _resolve(args):
                    max_iterations=args.resolve_iterations, threads=args.threads,
                    progress=progress, safe=args.resolve_safe)
     if args.vs_checkpoint:
-        result = resolve_match(bp, opponent, **options)
+        result = resolve_match(bp, opponent, per_board=args.resolve_per_board, **options)
         name = opponent.checkpoint.path
         print(f"vs {name}: {result.line()}")
         print(f"vs {name} speed: {result.hands / result.seconds:.1f} hands/s "

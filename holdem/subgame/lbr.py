@@ -36,7 +36,7 @@ from holdem.analysis.bot import real_table
 from holdem.evaluator.kernels import rank7_batch_kernel
 from holdem.games.nlhe.records import Action, ActionKind
 from holdem.games.nlhe.rules import HandState
-from holdem.subgame.match import _mean_ci
+from holdem.subgame.match import _mean_ci, deals_of, group_means
 from holdem.subgame.resolving import ResolvingBot, SolveCache
 from holdem.subgame.solver import COMBOS
 
@@ -238,33 +238,6 @@ class ResolveLbrResult:
                 f"{2 * self.hands / self.seconds:.2f} hands/s)")
 
 
-def _deals(table, seed, deals, per_board):
-    """(hole_cards, full_board) of ``deals`` deals: independent ones (``per_board`` 1), or
-    groups of ``per_board`` deals that share a board, the hole cards dealt from the rest."""
-    seeds = np.random.SeedSequence(seed).spawn(deals if per_board == 1 else
-                                               -(-deals // per_board))
-    for i in range(deals):
-        if per_board == 1:
-            deal_seed, *bot_seeds = seeds[i].generate_state(3)
-            cards = HandState(table, rng=np.random.default_rng(deal_seed))
-            yield cards.hole_cards, cards.full_board, bot_seeds
-            continue
-        group, k = divmod(i, per_board)
-        board_seed = seeds[group].generate_state(1)[0]
-        board = tuple(int(c) for c in np.random.default_rng(board_seed).permutation(52)[:5])
-        deal_seed, *bot_seeds = np.random.SeedSequence([int(board_seed), k]).generate_state(3)
-        rest = np.array([c for c in range(52) if c not in board])
-        holes = np.random.default_rng(deal_seed).permutation(rest)[:4].tolist()
-        yield (tuple(holes[:2]), tuple(holes[2:])), board, bot_seeds
-
-
-def _group_means(values, per_board):
-    """The means of consecutive groups of ``per_board`` values (deals that share a board are
-    not independent; the groups are)."""
-    values = np.asarray(values, dtype=np.float64)
-    return [values[i:i + per_board].mean() for i in range(0, len(values), per_board)]
-
-
 def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, target=0.5,
                 max_iterations=300, menu=None, threads=1, progress=None, safe=False,
                 per_board=1):
@@ -291,7 +264,7 @@ def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, targe
     stats = {"decisions": 0, "raises": 0}
     cache = SolveCache() if per_board > 1 else None
     start = time.perf_counter()
-    for i, (holes, board, bot_seeds) in enumerate(_deals(table, seed, deals, per_board)):
+    for i, (holes, board, bot_seeds) in enumerate(deals_of(table, seed, deals, per_board)):
         totals = [0.0, 0.0]
         for lbr in (0, 1):
             for k, bot_street in enumerate((street, 4)):      # 4: never re-solves
@@ -321,7 +294,7 @@ def _result(resolved, alone, per_board, solves, seconds, reused):
     hands = 2 * len(resolved)
     difference = np.array(resolved) - np.array(alone)
     if per_board > 1:
-        resolved, alone, difference = (_group_means(v, per_board)
+        resolved, alone, difference = (group_means(v, per_board)
                                        for v in (resolved, alone, difference))
     mean, ci = _mean_ci(resolved)
     bmean, bci = _mean_ci(alone)

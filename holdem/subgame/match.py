@@ -52,19 +52,54 @@ def _mean_ci(samples):
     return float(samples.mean()), float(1.96 * samples.std(ddof=1) / np.sqrt(len(samples)))
 
 
+def deals_of(table, seed, deals, per_board=1, bots=2):
+    """(hole_cards, full_board, ``bots`` seeds for the bots' draws) of ``deals`` deals:
+    independent ones (``per_board`` 1), or groups of ``per_board`` deals that share a board,
+    the hole cards dealt from the rest. The first K deals of a seed are the same whatever
+    ``deals`` is."""
+    seeds = np.random.SeedSequence(seed).spawn(deals if per_board == 1 else
+                                               -(-deals // per_board))
+    for i in range(deals):
+        if per_board == 1:
+            deal_seed, *bot_seeds = seeds[i].generate_state(1 + bots)
+            cards = HandState(table, rng=np.random.default_rng(deal_seed))
+            yield cards.hole_cards, cards.full_board, bot_seeds
+            continue
+        group, k = divmod(i, per_board)
+        board_seed = seeds[group].generate_state(1)[0]
+        board = tuple(int(c) for c in np.random.default_rng(board_seed).permutation(52)[:5])
+        deal = np.random.SeedSequence([int(board_seed), k])
+        deal_seed, *bot_seeds = deal.generate_state(1 + bots)
+        rest = np.array([c for c in range(52) if c not in board])
+        holes = np.random.default_rng(deal_seed).permutation(rest)[:4].tolist()
+        yield (tuple(holes[:2]), tuple(holes[2:])), board, bot_seeds
+
+
+def group_means(values, per_board):
+    """The means of consecutive groups of ``per_board`` values (deals that share a board are
+    not independent; the groups are)."""
+    values = np.asarray(values, dtype=np.float64)
+    return [values[i:i + per_board].mean() for i in range(0, len(values), per_board)]
+
+
 def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, target=0.5,
-                  max_iterations=300, menu=None, threads=1, progress=None, safe=False):
-    """Play ``deals`` duplicate deals (module docstring); ``opponent`` is a Blueprint."""
+                  max_iterations=300, menu=None, threads=1, progress=None, safe=False,
+                  per_board=1):
+    """Play ``deals`` duplicate deals (module docstring); ``opponent`` is a Blueprint.
+    ``per_board`` > 1: groups of deals share a board, the bots share a
+    :class:`~holdem.subgame.resolving.SolveCache`, and the intervals are over the groups (as in
+    :func:`holdem.subgame.lbr.resolve_lbr`)."""
+    from holdem.subgame.resolving import SolveCache
+
+    if per_board < 1:
+        raise ValueError(f"per_board must be at least 1, got {per_board}")
     table = real_table(bp, round(stack * BIG_BLIND), BIG_BLIND)
     to_mbb = 1000.0 / BIG_BLIND
     plain, diff = [], []
     solves = 0
+    cache = SolveCache() if per_board > 1 else None
     start = time.perf_counter()
-    seeds = np.random.SeedSequence(seed).spawn(deals)
-    for i, ss in enumerate(seeds):
-        deal_seed, *bot_seeds = ss.generate_state(5)
-        cards = HandState(table, rng=np.random.default_rng(deal_seed))
-        hole, board = cards.hole_cards, cards.full_board
+    for i, (hole, board, bot_seeds) in enumerate(deals_of(table, seed, deals, per_board, 4)):
         deal_plain, deal_diff = 0.0, 0.0
         for seat in (0, 1):
             outcome = []
@@ -74,7 +109,7 @@ def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, ta
                 if resolving:
                     me = ResolvingBot(bp, BIG_BLIND, mine, street=street, target=target,
                                       max_iterations=max_iterations, menu=menu,
-                                      threads=threads, safe=safe)
+                                      threads=threads, safe=safe, cache=cache)
                 else:
                     me = BlueprintBot(bp, BIG_BLIND, mine)
                 other = BlueprintBot(opponent, BIG_BLIND, theirs)
@@ -89,6 +124,8 @@ def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, ta
         diff.append(deal_diff / 2)
         if progress is not None:
             progress(i + 1, deals, time.perf_counter() - start)
+    if per_board > 1:
+        plain, diff = group_means(plain, per_board), group_means(diff, per_board)
     mean, ci = _mean_ci(plain)
     dmean, dci = _mean_ci(diff)
     return ResolveResult(mean, ci, dmean, dci, 2 * deals, solves, time.perf_counter() - start)
