@@ -184,6 +184,22 @@ def strategy_at(game, read, write, key, num_actions, sigma, is_delta, own_weight
 
 
 @njit_inline
+def open_infoset(game, read, write, params, ws, d):
+    """Enter the decision node at depth ``d``: count the visit (and, in ``ws.visits[1]``, an
+    infoset the store had no room for) and put its current strategy in ``ws.sigma[d]``.
+    Returns (player, street, num_actions, sigma, offset in ``write``, offset in ``read``), the
+    offsets as :func:`strategy_at` gives them."""
+    ws.visits[0] += 1
+    p, street, na, key = nodes.open_node(game, ws, d)
+    sigma = ws.sigma[d]
+    woff, roff = strategy_at(game, read, write, key, na, sigma, params.is_delta,
+                             params.own_weight, ws.read_entry)
+    if woff < 0:
+        ws.visits[1] += 1
+    return p, street, na, sigma, woff, roff
+
+
+@njit_inline
 def prefetch_children(game, read, write, ws, d, na, is_delta):
     """Prefetch the hash slots of the traverser's explored children that are decision nodes,
     before it explores them depth first one after another; without this each child's lookup
@@ -236,13 +252,7 @@ def external_traverse(game, read, write, params, ws, traverser, w, prune, state)
                     return ret
                 ws.util[d, ws.next_action[d] - 1] = ret
                 continue
-            ws.visits[0] += 1
-            p, street, na, key = nodes.open_node(game, ws, d)
-            sigma = ws.sigma[d]
-            woff, roff = strategy_at(game, read, write, key, na, sigma, params.is_delta,
-                                     params.own_weight, ws.read_entry)
-            if woff < 0:
-                ws.visits[1] += 1
+            p, street, na, sigma, woff, roff = open_infoset(game, read, write, params, ws, d)
             if p != traverser:
                 if woff >= 0 and street <= params.avg_max_street:
                     add_strategy(write, woff, na, sigma, w)
@@ -287,13 +297,7 @@ def outcome_traverse(game, read, write, params, ws, traverser, w, state):
     opp_reach = 1.0
     sample_reach = 1.0
     while not nodes.is_terminal(game, ws, d, traverser):
-        ws.visits[0] += 1
-        p, street, na, key = nodes.open_node(game, ws, d)
-        sigma = ws.sigma[d]
-        woff, roff = strategy_at(game, read, write, key, na, sigma, params.is_delta,
-                                     params.own_weight, ws.read_entry)
-        if woff < 0:
-            ws.visits[1] += 1
+        p, street, na, sigma, woff, roff = open_infoset(game, read, write, params, ws, d)
         if p == traverser:
             ws.offset[d] = woff
             probs = ws.util[d]

@@ -105,33 +105,35 @@ def prefetch_lookups(read, write, key, is_delta):
 
 
 @njit_inline
-def find_entry(store, key):
-    """The entry (``offset << 8 | num_actions``) of ``key``, or NOT_FOUND. Read-only."""
-    table = store.table
+def _probe(table, key):
+    """``(slot, k)``: the first slot on ``key``'s probe path that holds ``key`` or is free, and
+    the key ``k`` read there (``key`` or EMPTY), read once for concurrent readers."""
     mask = table.shape[0] - 1
     slot = _slot_of(key, mask)
     while True:
         k = table[slot, 0]
-        if k == key:
-            return table[slot, 1]
-        if k == EMPTY:
-            return NOT_FOUND
+        if k == key or k == EMPTY:
+            return slot, k
         slot = (slot + 1) & mask
+
+
+@njit_inline
+def find_entry(store, key):
+    """The entry (``offset << 8 | num_actions``) of ``key``, or NOT_FOUND. Read-only."""
+    table = store.table
+    slot, k = _probe(table, key)
+    if k == key:
+        return table[slot, 1]
+    return NOT_FOUND
 
 
 @njit_inline
 def find_or_insert(store, key, num_actions):
     """The entry of ``key``, inserting zeroed values for ``num_actions`` actions when new."""
     table = store.table
-    mask = table.shape[0] - 1
-    slot = _slot_of(key, mask)
-    while True:
-        k = table[slot, 0]
-        if k == key:
-            return table[slot, 1]
-        if k == EMPTY:
-            break
-        slot = (slot + 1) & mask
+    slot, k = _probe(table, key)
+    if k == key:
+        return table[slot, 1]
     meta = store.meta
     row = meta[0]
     offset = meta[1]
