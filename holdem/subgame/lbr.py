@@ -166,6 +166,7 @@ def lbr_hand(state, lbr, bot, fractions, all_in, first_round, stats):
     mine = set(state.hole_cards[lbr])
     belief[[a in mine or b in mine for a, b in COMBOS.tolist()]] = 0.0
     equity_cache = {}
+    all_in = None
     while not state.is_terminal:
         if state.to_act != lbr:
             labels, actions, probs = bot.policy(state)
@@ -176,11 +177,11 @@ def lbr_hand(state, lbr, bot, fractions, all_in, first_round, stats):
                     seen += p
             if (belief * seen).sum() > 0:
                 belief *= seen
-            _apply(state, decision.action, stats)
+            all_in = _apply(state, decision.action)
             continue
         if int(state.street) < first_round:
             legal = state.legal_actions()
-            _apply(state, Action.check() if ActionKind.CHECK in legal else Action.call(), stats)
+            all_in = _apply(state, Action.check() if ActionKind.CHECK in legal else Action.call())
             continue
         board = state.board
         dead = set(board)
@@ -198,19 +199,21 @@ def lbr_hand(state, lbr, bot, fractions, all_in, first_round, stats):
                 best, best_value = action, value
         stats["decisions"] += 1
         stats["raises"] += best.kind in (ActionKind.BET, ActionKind.RAISE)
-        _apply(state, best, stats)
-    return state.payoffs()[lbr] if "all_in" not in stats else stats.pop("all_in")[lbr]
+        all_in = _apply(state, best)
+    if all_in is not None:
+        return all_in if lbr == 0 else -all_in
+    return state.payoffs()[lbr]
 
 
-def _apply(state, action, stats):
-    """Apply ``action``; when it leaves both hands all-in on the flop or turn, put LBR's
-    expected chips over the run-outs in ``stats["all_in"]`` (per seat) for the hand's score."""
+def _apply(state, action):
+    """Apply ``action``. When it leaves both hands all-in on the flop or turn, returns seat 0's
+    expected chips over the run-outs (the hand's score); None otherwise."""
     seen = len(state.board)
     state.apply(action)
     if state.is_terminal and 3 <= seen < 5 and not any(state.folded):
         matched = min(state.total_commitments)
-        value = all_in_value(state.hole_cards, state.full_board[:seen], 0, matched)
-        stats["all_in"] = (value, -value)
+        return all_in_value(state.hole_cards, state.full_board[:seen], 0, matched)
+    return None
 
 
 @dataclass

@@ -34,8 +34,8 @@ STREETS = {"turn": TURN, "river": RIVER}
 # or raises a street. A turn subgame holds a river subtree per card for every line that sees
 # the river, so its size multiplies with the menu's: the river menu's half-pot bets and an
 # uncapped raise war made 25,000-40,000-node trees that took 60-120 s to solve on two cores
-# (README: Solve a spot); this one has 4,000-8,000 nodes. The river, solved again when its
-# card comes, keeps the full default menu (BetMenu()).
+# (docs/studying.md: Re-solving bot); this one has 4,000-11,000 nodes. The river, solved again
+# when its card comes, keeps the full default menu (BetMenu()).
 TURN_MENU = BetMenu.uniform(bets=(1.0,), raises=(1.0,), all_in=True, max_raises=3)
 
 
