@@ -64,18 +64,29 @@ class Receiver:
         return view
 
 
+def read_length(fd, stall=None):
+    """Block until the next frame of ``fd`` begins; its length in bytes (its body follows:
+    :func:`read_body`). Raises as :meth:`Receiver.read`."""
+    header = bytearray(_HEADER.size)
+    _read_exactly(io.FileIO(fd, closefd=False), memoryview(header), stall)
+    (n,) = _HEADER.unpack(header)
+    if n > MAX_FRAME:
+        raise OSError(f"frame of {n} bytes: corrupt stream")
+    return n
+
+
+def read_body(fd, view, stall=None):
+    """Read the body of the frame :func:`read_length` began into ``view`` (a writable
+    memoryview of its length). Raises as :meth:`Receiver.read`."""
+    _read_exactly(io.FileIO(fd, closefd=False), view, stall)
+
+
 def read_into(fd, reserve, stall=None):
     """Block until the next frame of ``fd`` is read into ``reserve(n)`` (a writable memoryview
     of n bytes, e.g. :meth:`holdem.store.records.RecordArena.reserve`); returns it. Raises as
     :meth:`Receiver.read`."""
-    stream = io.FileIO(fd, closefd=False)
-    header = bytearray(_HEADER.size)
-    _read_exactly(stream, memoryview(header), stall)
-    (n,) = _HEADER.unpack(header)
-    if n > MAX_FRAME:
-        raise OSError(f"frame of {n} bytes: corrupt stream")
-    view = reserve(n)
-    _read_exactly(stream, view, stall)
+    view = reserve(read_length(fd, stall))
+    read_body(fd, view, stall)
     return view
 
 

@@ -29,7 +29,6 @@ from holdem.runtime.executor import BatchResult
 from holdem.runtime.process import batch_size_for, merge_pass
 from holdem.runtime.worker import (BatchRunner, batch_rng_state, flush_iterations, flush_text,
                                    pair_flush)
-from holdem.store import record_kernels as rk
 from holdem.store import records
 from holdem.store.delta import RowMerger
 from holdem.store.merge import MergeScratch, reason
@@ -171,14 +170,14 @@ class LaggedExecutor:
             _, index, record = self.queue.popleft()
             arena.add(record, source=index)
         codes, _ = merge_pass(self.view, self.merger, arena, self.scratch)
-        bad = [c for c in codes if c != rk.OK]
+        bad = [c for c in codes if c != records.OK]
         if bad:
             raise RuntimeError(f"a simulated worker's delta was rejected: {reason(bad[0])}")
         out = []
         for r in range(arena.count):
-            msg = records.header(arena.table[r])
-            out.append(BatchResult(iters=msg["iters"], utility_sum=msg["utility_sum"],
-                                   visits=msg["visits"], seconds=msg["seconds"]))
+            flush = arena.flush(r)
+            out.append(BatchResult(iters=flush.iters, utility_sum=flush.utility_sum,
+                                   visits=flush.visits, seconds=flush.seconds))
         return out
 
     def in_flight(self):

@@ -248,10 +248,7 @@ class ProcessPool(Pool):
                                                              stall=stall)))
                         continue
                     for _ in range(MAX_FRAMES):
-                        view = frames.read_into(conn.fileno(),
-                                                lambda n, i=i: inbox.reserve(i, n), stall)
-                        inbox.received(i, view)
-                        events.append((i, view))
+                        events.append((i, inbox.read(i, conn.fileno(), stall)))
                         if not conn.poll(0):
                             break
                     continue

@@ -38,7 +38,6 @@ from holdem.runtime.pool import RestartBudget, WorkerDied, WorkerFailure
 from holdem.runtime.ring import Inbox
 from holdem.runtime.worker import BatchRunner, batch_rng_state
 from holdem.solver.solver import regret_floor_at
-from holdem.store import record_kernels as rk
 from holdem.store import records
 from holdem.store.delta import RowMerger
 from holdem.store.merge import MergeScratch, merge_arena, merge_one, merge_threads, reason
@@ -289,25 +288,23 @@ class ProcessExecutor:
     def _sort_frames(self, arena, trouble):
         """Drop the records of workers being restarted, and flushes that do not continue a
         batch the worker holds (its later ones too)."""
-        table = arena.index()
         expect = {}                         # (worker, batch id) -> iterations merged by then
         for r, i in enumerate(arena.sources):
             w = self.workers[i]
             if i in trouble or not w.ready:
                 arena.drop(r)
                 continue
-            row = table[r]
-            if row[rk.T_STATUS] != rk.OK:
+            if arena.status(r) != records.OK:
                 continue                    # merge_arena rejects it, and the worker's later ones
-            pending = w.outstanding.get(int(row[rk.F_ID]))
+            flush = arena.flush(r)
+            pending = w.outstanding.get(flush.id)
             if pending is None:
-                why = f"an answer to a batch it was not given ({int(row[rk.F_ID])})"
+                why = f"an answer to a batch it was not given ({flush.id})"
             else:
-                key = (i, int(row[rk.F_ID]))
+                key = (i, flush.id)
                 merged = expect.get(key, pending.merged)
-                why = pending.check(int(row[rk.F_T0]), int(row[rk.F_ITERS]),
-                                    bool(row[rk.F_LAST]), merged)
-                expect[key] = merged + int(row[rk.F_ITERS])
+                why = pending.check(flush.t0, flush.iters, flush.last, merged)
+                expect[key] = merged + flush.iters
             if why is not None:
                 trouble[i] = f"rejected a malformed payload ({why})"
                 arena.drop(r)
@@ -319,33 +316,33 @@ class ProcessExecutor:
         codes, floor = merge_pass(self.view, self.merger, arena, self.scratch)
         now_ns = time.monotonic_ns()
         out = []
-        table, s = arena.table, self.stats
+        s = self.stats
         for r, i in enumerate(arena.sources):
             code = codes[r]
             if code == records.SKIPPED:
                 continue
-            if code != rk.OK:
+            if code != records.OK:
                 trouble.setdefault(i, f"rejected a malformed payload ({reason(code)})")
                 continue
-            msg = records.header(table[r])
+            flush = arena.flush(r)
             w = self.workers[i]
-            pending = w.outstanding[msg["id"]]
-            pending.merged += msg["iters"]
-            if msg["last"]:
-                del w.outstanding[msg["id"]]
+            pending = w.outstanding[flush.id]
+            pending.merged += flush.iters
+            if flush.last:
+                del w.outstanding[flush.id]
             if self.log is not None:
                 self.log.delta(arena.record(r), floor)
-            w.acked = max(w.acked, msg["generation"])
-            w.busy_seconds += msg["seconds"]
-            if msg["seconds"] > 0:
-                w.rate = msg["iters"] / msg["seconds"]
+            w.acked = max(w.acked, flush.generation)
+            w.busy_seconds += flush.seconds
+            if flush.seconds > 0:
+                w.rate = flush.iters / flush.seconds
             s["merges"] += 1
             s["delta_bytes"] += int(arena.lengths[r])
-            s["delta_iters"] += msg["iters"]
-            s["visits"] += msg["visits"]
-            s["delay_seconds"] += max(0, now_ns - msg["sent_ns"]) * 1e-9
-            out.append(BatchResult(iters=msg["iters"], utility_sum=msg["utility_sum"],
-                                   visits=msg["visits"], seconds=msg["seconds"]))
+            s["delta_iters"] += flush.iters
+            s["visits"] += flush.visits
+            s["delay_seconds"] += max(0, now_ns - flush.sent_ns) * 1e-9
+            out.append(BatchResult(iters=flush.iters, utility_sum=flush.utility_sum,
+                                   visits=flush.visits, seconds=flush.seconds))
         s["passes"] += 1
         s["merge_seconds"] += time.perf_counter() - start
         return out

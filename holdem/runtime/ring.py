@@ -22,7 +22,7 @@ import struct
 
 import numpy as np
 
-from holdem.runtime import shm
+from holdem.runtime import frames, shm
 from holdem.store.records import RecordArena
 
 CONTROL = 64                     # bytes before each ring's data: the read position (int64)
@@ -144,6 +144,15 @@ class Inbox:
         if self.ringed is not None:
             self.ringed.clear()
         self.order, self.ends, self.bad_notes = [], {}, {}
+
+    def read(self, source, fd, stall=None):
+        """Read worker ``source``'s next frame from ``fd`` into this inbox (a record into an
+        arena, a note naming one in its ring); returns the frame. Raises as
+        :func:`holdem.runtime.frames.read_length` and :func:`~holdem.runtime.frames.read_body`."""
+        view = self.reserve(source, frames.read_length(fd, stall))
+        frames.read_body(fd, view, stall)
+        self.received(source, view)
+        return view
 
     def reserve(self, source, n):
         """Room for a frame of ``n`` bytes from worker ``source``."""

@@ -160,6 +160,15 @@ class BatchRunner:
             grown[:have.shape[0]] = have
             self.workspace = self.workspace._replace(read_entry=grown)
 
+    def flush(self, read_arrays, batch_id, worker, generation, t0, n, last, elapsed):
+        """Run ``n`` iterations from global iteration ``t0`` (:meth:`run`) and return their
+        delta record (:meth:`take_delta`), timed: one flush of a batch, as a worker sends it."""
+        start = time.perf_counter()
+        utility_sum, visits = self.run(read_arrays, t0, n, elapsed)
+        seconds = time.perf_counter() - start
+        return self.take_delta(read_arrays, batch_id, worker, generation, t0, n, last,
+                               utility_sum, visits, seconds)
+
     def take_delta(self, read_arrays, batch_id, worker, generation, t0, n, last, utility_sum,
                    visits, seconds):
         """The delta record of the ``n`` iterations from ``t0`` just run (split against the
@@ -219,13 +228,9 @@ class BatchServer:
         n, flush, done = msg["n"], max(1, msg["flush"]), 0
         while done < n:
             k = min(flush, n - done)
-            start = time.perf_counter()
-            utility_sum, visits = self.runner.run(self.segment.arrays, msg["t0"] + done, k,
-                                                  msg["elapsed"])
-            seconds = time.perf_counter() - start
-            emit(self.runner.take_delta(self.segment.arrays, msg["id"], self.worker_index,
-                                        self.generation, msg["t0"] + done, k, done + k == n,
-                                        utility_sum, visits, seconds))
+            emit(self.runner.flush(self.segment.arrays, msg["id"], self.worker_index,
+                                   self.generation, msg["t0"] + done, k, done + k == n,
+                                   msg["elapsed"]))
             done += k
         return records
 

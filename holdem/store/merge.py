@@ -23,7 +23,7 @@ records in the same order with the same floors, so it stays the main store bit f
 import numpy as np
 
 from holdem.store import record_kernels as rk
-from holdem.store.records import RecordArena, RecordError, status_reason
+from holdem.store.records import OK, RecordArena, RecordError, status_reason
 
 BAD_KEYS = -21                   # new rows that are not infosets of the game
 AFTER_FAILURE = -22              # a later record of a source whose record failed
@@ -66,36 +66,34 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
     if arena.count == 0:
         return np.zeros(0, np.int64)
     table = arena.index()
-    codes = table[:, rk.T_STATUS].copy()
-    has_new = table[:, rk.F_COUNTS + rk.A_KEYS] > 0
-    checked_new = has_new & (codes == rk.OK)
+    codes = arena.statuses()
+    has_new = arena.counts("keys") > 0
+    checked_new = has_new & (codes == OK)
     new_rows = None
     if game is not None and checked_new.any():
         new_rows = _new_rows(arena, table, checked_new)
         _check_new_keys(game, arena, new_rows, codes, checked_new)
     scratch = scratch or MergeScratch()
-    rows = int(table[:, rk.F_COUNTS + rk.A_REGRET_OFFSETS].sum()
-               + table[:, rk.F_COUNTS + rk.A_STRATEGY_OFFSETS].sum())
+    rows = int(arena.counts("regret_offsets").sum() + arena.counts("strategy_offsets").sum())
     num_actions, status = scratch.arrays(rows, merger.threads, arena.count)
     _, u32, f32, i64, _ = arena.views()
-    checked = table.copy()
-    checked[codes != rk.OK, rk.T_STATUS] = rk.BAD_LAYOUT       # skipped by check_records
+    checked = arena.kernel_table(codes != OK)           # skipped by check_records
     arrays = store.arrays
     k_of = {r: k for k, r in enumerate(merger.ranges)}
     merger.map(lambda lo, hi: rk.check_records(arrays, u32, i64, checked, lo, hi, num_actions,
                                                status[k_of[(lo, hi)]]))
     for k in range(status.shape[0]):
-        failed = (codes == rk.OK) & (status[k] != 0)
+        failed = (codes == OK) & (status[k] != 0)
         codes[failed] = status[k][failed]
     if by_source and (codes < 0).any():
         failed_sources = set()
         for r in range(arena.count):
             source = arena.sources[r]
-            if source in failed_sources and codes[r] == rk.OK:
+            if source in failed_sources and codes[r] == OK:
                 codes[r] = AFTER_FAILURE
             elif codes[r] < 0:
                 failed_sources.add(source)
-    merge = codes == rk.OK
+    merge = codes == OK
     floor = -np.inf if regret_floor is None else float(regret_floor)
     merger.map(lambda lo, hi: rk.add_records(arrays.regrets, arrays.strategy_sum, u32, f32,
                                              i64, checked, merge, lo, hi, num_actions, floor))
@@ -141,7 +139,7 @@ def merge_one(store, merger, payload, regret_floor, game=None):
     arena = RecordArena(len(payload))
     arena.add(payload)
     code = merge_arena(store, merger, arena, regret_floor, game)[0]
-    if code != rk.OK:
+    if code != OK:
         raise RecordError(f"delta rejected: {reason(code)}")
 
 

@@ -34,6 +34,7 @@ run the same code. The messages around the records (requests, ready) are
 
 import struct
 import time
+import typing
 
 import numpy as np
 
@@ -58,8 +59,27 @@ _REASONS = {rk.BAD_LAYOUT: "its layout does not follow the protocol (truncated o
             rk.BAD_NEW_ROWS: "new rows whose counts disagree or whose values are not finite"}
 
 
+OK = rk.OK                       # the status of a record that indexed (and merged) cleanly
+
+
 class RecordError(ValueError):
     """A delta record that does not follow the format, or that was not merged."""
+
+
+class Flush(typing.NamedTuple):
+    """What one record says of its flush: its header fields (floats decoded), as
+    :meth:`RecordArena.flush` reads them off the index table."""
+
+    id: int                      # the batch
+    worker: int
+    generation: int              # the store generation the flush read
+    t0: int                      # the flush's first iteration
+    iters: int
+    last: bool                   # the batch's last flush
+    visits: int
+    sent_ns: int                 # time.monotonic_ns() when it was encoded
+    utility_sum: float
+    seconds: float
 
 
 def _aligned(n):
@@ -191,6 +211,31 @@ class RecordArena:
         self.indexed = True
         return table
 
+    def status(self, r):
+        """Record ``r``'s status: :data:`OK`, :data:`SKIPPED` or why it does not parse
+        (:func:`status_reason`)."""
+        return int(self.index()[r, rk.T_STATUS])
+
+    def statuses(self):
+        """Every record's status (a new int64[count])."""
+        return self.index()[:, rk.T_STATUS].copy()
+
+    def counts(self, name):
+        """int64[count]: how many elements each record's array ``name`` (of :data:`ARRAYS`)
+        holds (a view of the index table)."""
+        return self.index()[:, rk.F_COUNTS + list(ARRAYS).index(name)]
+
+    def flush(self, r):
+        """Record ``r``'s header as a :class:`Flush` (it must have indexed OK)."""
+        return Flush(*_header_values(self.index()[r])[1:])
+
+    def kernel_table(self, failed):
+        """A copy of the index table for the merge kernels, with the records ``failed`` (bool
+        mask) marked as not parsed, so that the kernels pass them over."""
+        table = self.index().copy()
+        table[failed, rk.T_STATUS] = rk.BAD_LAYOUT
+        return table
+
     def record(self, r):
         """Record ``r``'s bytes (a read-only view, valid until the arena is cleared)."""
         start = int(self.starts[r])
@@ -210,13 +255,19 @@ class RecordArena:
         return out
 
 
+def _header_values(row):
+    """A table row's header fields, in :data:`_FIELDS` order (floats decoded): the one place
+    the header columns are read."""
+    values = [int(row[f]) for f in range(len(_FIELDS))]
+    for f in rk.FLOAT_FIELDS:
+        values[f] = float(np.int64(row[f]).view(np.float64))
+    values[_FIELDS.index("last")] = bool(values[_FIELDS.index("last")])
+    return values
+
+
 def header(row):
     """A table row's header fields by name (floats decoded)."""
-    msg = {name: int(row[f]) for f, name in enumerate(_FIELDS)}
-    for f in rk.FLOAT_FIELDS:
-        msg[_FIELDS[f]] = float(np.int64(row[f]).view(np.float64))
-    msg["last"] = bool(msg["last"])
-    return msg
+    return dict(zip(_FIELDS, _header_values(row)))
 
 
 def status_reason(code):
@@ -229,7 +280,7 @@ def decode_delta(payload):
     checked against the store when merged."""
     arena = RecordArena(len(payload))
     arena.add(payload)
-    code = arena.index()[0, rk.T_STATUS]
-    if code != rk.OK:
+    code = arena.status(0)
+    if code != OK:
         raise RecordError(f"delta: {status_reason(code)}")
     return {**header(arena.table[0]), **arena.arrays(0)}
