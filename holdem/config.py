@@ -1,9 +1,15 @@
 """Run configuration: YAML files load into frozen dataclasses, one per section.
 
 A config names its game (``game.name``). Unknown sections and keys are rejected with the file and
-the key's name; values are type-checked; and a key that cannot take effect -- a No-Limit key in a
-Leduc config, ``dcfr_alpha`` without ``weighting: dcfr`` -- is rejected too (:data:`_APPLIES`), so
-nothing a user writes is silently ignored. Command-line flags override the file through
+the key's name; values are type-checked; and a key that cannot take effect -- a key of another
+game, ``dcfr_alpha`` without ``weighting: dcfr`` -- is rejected too (:data:`_APPLIES`), so nothing
+a user writes is silently ignored.
+
+This module knows sections, not games: the shared sections (``solver``, ``train``, and the
+``game`` section's ``name`` and ``num_players``) are here; what a game brings -- its own ``game``
+section, sections of its own (No-Limit's bet menus), the shared keys that apply only to it and
+the checks of its values -- is on its :class:`holdem.registry.GameSpec`. A key that some game
+brings or uses takes effect only for the games that do. Command-line flags override the file through
 :func:`with_overrides`; keys that only work with TensorBoard or worker processes, which flags
 switch on, are checked on the final config by :func:`check_effective`. Every :class:`Config`
 remembers where it came from (``source``) and where each key it was given came from
@@ -22,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from holdem.games import registry
+from holdem import registry
 
 SAMPLINGS = ("external", "outcome")
 WEIGHTINGS = ("none", "linear", "dcfr")
@@ -37,26 +43,11 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class GameConfig:
+    """The ``game`` section of a game that brings none of its own (``GameSpec.game_section``,
+    which has these two keys too)."""
+
     name: str                   # required: a config must say which game it is
     num_players: int = 2
-    stack: float = 100.0
-    small_blind: float = 0.5
-    big_blind: float = 1.0
-    ante: float = 0.0
-    buckets: typing.Optional[str] = None
-
-
-@dataclass(frozen=True)
-class ActionsConfig:
-    """No-Limit Hold'em bet/raise menus (see :mod:`holdem.abstraction.actions`)."""
-
-    preflop_open: tuple = (2.5,)
-    preflop: tuple = ((1.0,),)
-    flop: tuple = ((0.5, 1.0), (1.0,))
-    turn: tuple = ((0.5, 1.0), (1.0,))
-    river: tuple = ((0.5, 1.0), (1.0,))
-    all_in: bool = True
-    max_raises: tuple = (3, 2, 2, 2)
 
 
 @dataclass(frozen=True)
@@ -114,15 +105,23 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class Config:
-    game: GameConfig
-    actions: ActionsConfig = field(default_factory=ActionsConfig)
+    game: GameConfig            # or the game's own section (GameSpec.game_section)
     solver: SolverConfig = field(default_factory=SolverConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    # The sections the game brings, ((name, section), ...) in its spec's order: read as
+    # attributes (config.NAME).
+    sections: tuple = ()
     # Where the config came from (a file, "--game leduc", "checkpoint PATH"), and where each key
     # given explicitly came from ("section.key" -> source): for error messages only.
     source: str = field(default="<config>", compare=False)
     origin: typing.Mapping = field(default_factory=lambda: types.MappingProxyType({}),
                                    compare=False, repr=False)
+
+    def __getattr__(self, name):
+        for section, values in self.__dict__.get("sections", ()):
+            if section == name:
+                return values
+        raise AttributeError(f"a config has no section or field {name!r}")
 
 
 _CHOICES = {
@@ -136,8 +135,7 @@ _CHOICES = {
     ("train", "eval_lbr"): tuple(f"{a}:{r}" for a in ("abstract", "fc", "fcpa", "56")
                                  for r in ("1-4", "3-4")),   # holdem.analysis.lbr's settings
 }
-_POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
-             ("game", "num_players"),
+_POSITIVE = {("game", "num_players"),
              ("solver", "discount_interval"), ("solver", "dcfr_interval"),
              ("train", "snapshot_interval"),
              ("train", "progress_interval"), ("train", "keep_checkpoints"),
@@ -146,7 +144,7 @@ _POSITIVE = {("game", "stack"), ("game", "small_blind"), ("game", "big_blind"),
              ("train", "worker_restart_window"), ("train", "max_memory_gb"),
              ("train", "eval_baseline_interval"), ("train", "eval_hands"),
              ("train", "eval_lbr_interval"), ("train", "eval_lbr_hands")}
-_NON_NEGATIVE = {("game", "ante"), ("solver", "prune_after"), ("train", "iters"),
+_NON_NEGATIVE = {("solver", "prune_after"), ("train", "iters"),
                  ("train", "time_budget"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
                  ("train", "merge_threads"), ("train", "own_delta_weight"),
@@ -181,38 +179,43 @@ def _schedule_used(config):
             f"(this config: weighting {s.weighting}, prune false)")
 
 
-def _no_limit(config):
-    """The No-Limit table keys (seats, stakes, buckets, actions, baseline bots) apply."""
-    no_limit = [name for name in registry.names() if registry.spec(name).no_limit]
-    return _when("game.name", *no_limit)(config)
-
-
 def _seats(config):
     """``game.num_players`` applies to the games dealt to more than two players."""
     return _when("game.name", *[name for name in registry.names()
                                 if registry.spec(name).max_players > 2])(config)
 
 
-def _baseline_set(config):
-    reason = _no_limit(config)
-    if reason is None and config.train.eval_baseline is None:
-        return "takes effect only with train.eval_baseline set (this config: null)"
-    return reason
+def _brought_by(section, name):
+    """The games whose specs bring key ``section.name`` (their game section or a section of
+    their own) or use it (a shared key), in registration order; None: every game."""
+    games = []
+    for spec in registry.specs():
+        if section == "game":
+            cls = spec.game_section or GameConfig
+            brings = name in {f.name for f in dataclasses.fields(cls)}
+        elif section in _SHARED:
+            brings = f"{section}.{name}" in spec.uses
+        else:
+            brings = section in dict(spec.sections)
+        if brings:
+            games.append(spec.name)
+    if section in _SHARED and not games:
+        return None
+    if section == "game" and name in ("name", "num_players"):
+        return None
+    return games
 
 
-def _heads_up_no_limit(config):
-    reason = _no_limit(config)
-    if reason is None and config.game.num_players != 2:
-        return (f"takes effect only with game.num_players: 2 (this config: "
-                f"{config.game.num_players})")
-    return reason
-
-
-def _lbr_set(config):
-    reason = _heads_up_no_limit(config)
-    if reason is None and config.train.eval_lbr is None:
-        return "takes effect only with train.eval_lbr set (this config: null)"
-    return reason
+def _game_rule(config, section, name):
+    """Why key ``section.name`` does not take effect for this config's game (None: it does):
+    the games that bring or use it, then the condition its game's spec puts on it."""
+    games = _brought_by(section, name)
+    if games is None:
+        return None
+    if config.game.name not in games:
+        return _when("game.name", *games)(config)
+    check = registry.spec(config.game.name).uses.get(f"{section}.{name}")
+    return None if check is None else check(config)
 
 
 def _cheap_eval(config):
@@ -222,13 +225,12 @@ def _cheap_eval(config):
         return None
     return (f"takes effect only with {g.name} for fewer than {spec.implicit_from} players "
             f"(this config: {g.num_players} players)")
-# When a key takes effect, decided by the config itself. A key given explicitly outside its
+# When a key of a shared section takes effect, decided by the config itself (and for the keys
+# that games bring or use, by their specs: _game_rule). A key given explicitly outside its
 # condition is rejected; one that only comes along from defaults or a stored config is left out
-# of to_dict. (The actions section as a whole is No-Limit only.)
+# of to_dict.
 _APPLIES = {
     ("game", "num_players"): _seats,
-    **{("game", name): _no_limit for name in ("stack", "small_blind", "big_blind", "ante",
-                                              "buckets")},
     ("solver", "exploration"): _when("solver.sampling", "outcome"),
     ("solver", "discount_interval"): _when("solver.weighting", "linear"),
     ("solver", "discount_stop"): _when("solver.weighting", "linear", "dcfr"),
@@ -238,12 +240,6 @@ _APPLIES = {
     **{("solver", name): _when("solver.prune", True)
        for name in ("prune_after", "prune_prob", "prune_threshold")},
     ("train", "eval_interval"): _cheap_eval,
-    ("train", "eval_baseline"): _no_limit,
-    ("train", "eval_baseline_interval"): _baseline_set,
-    ("train", "eval_hands"): _baseline_set,
-    ("train", "eval_lbr"): _heads_up_no_limit,
-    ("train", "eval_lbr_interval"): _lbr_set,
-    ("train", "eval_lbr_hands"): _lbr_set,
 }
 # Keys that take effect only with TensorBoard or worker processes, which command-line flags
 # switch on: checked on the final config (check_effective).
@@ -260,54 +256,43 @@ _STORED_WHEN_SET = {("train", "worker_restarts"), ("train", "worker_restart_wind
 
 
 def _stored_when_set(config, section, name):
-    """Whether key ``section.name`` is stored only when set (:data:`_STORED_WHEN_SET`; and
-    ``game.num_players`` of the limit games, which took seats after their runs were stored)."""
-    if (section, name) == ("game", "num_players"):
-        return not registry.spec(config.game.name).no_limit
-    return (section, name) in _STORED_WHEN_SET
+    """Whether key ``section.name`` is stored only when set (:data:`_STORED_WHEN_SET`, and the
+    game's ``GameSpec.stored_when_set``: e.g. ``game.num_players`` of the limit games, which
+    took seats after their runs were stored)."""
+    return ((section, name) in _STORED_WHEN_SET
+            or f"{section}.{name}" in registry.spec(config.game.name).stored_when_set)
 
 
 def _reason_unused(config, section, name):
-    if section == "actions":
-        return _no_limit(config)
+    reason = _game_rule(config, section, name)
+    if reason is not None:
+        return reason
     check = _APPLIES.get((section, name))
     return None if check is None else check(config)
 
 
-def _number_list(where, value, positive=True, integer=False):
-    if not isinstance(value, (list, tuple)):
-        raise ConfigError(f"{where}: expected a list of numbers, got {value!r}")
-    out = []
-    for x in value:
-        ok = isinstance(x, int) if integer else isinstance(x, (int, float))
-        if isinstance(x, bool) or not ok or not math.isfinite(x) or (positive and x <= 0):
-            kind = "positive integers" if integer else "positive numbers"
-            raise ConfigError(f"{where}: expected a list of {kind}, got {value!r}")
-        out.append(int(x) if integer else float(x))
-    return tuple(out)
+def _game_check(key):
+    """The check a game's spec puts on ``key`` ("section.key", or "section": a whole section
+    whose values type hints do not check), or None."""
+    for spec in registry.specs():
+        check = spec.checks.get(key)
+        if check is not None:
+            return check
+    return None
 
 
-def _check_actions(where, name, value):
-    if name == "all_in":
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
-        return value
-    if name == "preflop_open":
-        return _number_list(where, value)
-    if name == "max_raises":
-        out = _number_list(where, value, integer=True)
-        if len(out) != 4:
-            raise ConfigError(f"{where}: expected 4 caps (preflop, flop, turn, river)")
-        return out
-    if not isinstance(value, (list, tuple)) or not value:
-        raise ConfigError(f"{where}: expected a list of size lists, one per raise depth")
-    return tuple(_number_list(f"{where}[{i}]", v) for i, v in enumerate(value))
+def _checked(check, where, value):
+    try:
+        return check(where, value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _check_value(source, section, name, tp, value):
     where = f"{source}: {section}.{name}"
-    if section == "actions":
-        return _check_actions(where, name, value)
+    whole = _game_check(section)
+    if whole is not None:
+        return _checked(whole, where, value)
     optional = typing.get_origin(tp) is typing.Union
     base = typing.get_args(tp)[0] if optional else tp
     if value is None:
@@ -341,59 +326,105 @@ def _check_value(source, section, name, tp, value):
     if key in _RANGE and not _RANGE[key][0] <= value <= _RANGE[key][1]:
         raise ConfigError(f"{where}: must lie in {_RANGE[key][0]}..{_RANGE[key][1]}, "
                           f"got {value!r}")
+    check = _game_check(f"{section}.{name}")
+    if check is not None:
+        value = _checked(check, where, value)
     return value
 
 
-def _section_values(origin, source, section, cls, values):
+_SHARED = {"solver": SolverConfig, "train": TrainConfig}
+
+
+def _section_names():
+    """Every section a config may have: ``game``, those the registered games bring, in
+    registration order, and the shared ones."""
+    own = []
+    for spec in registry.specs():
+        own += [name for name, _ in spec.sections if name not in own]
+    return ["game", *own, *_SHARED]
+
+
+def _section_fields(section):
+    """{key: (type hint, default)} of every key that some game or the shared config puts in
+    ``section``, in declaration order (the shared keys first)."""
+    if section in _SHARED:
+        classes = [_SHARED[section]]
+    elif section == "game":
+        classes = [GameConfig] + [s.game_section for s in registry.specs() if s.game_section]
+    else:
+        classes = [cls for s in registry.specs() for name, cls in s.sections if name == section]
+    out = {}
+    for cls in classes:
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            out.setdefault(f.name, (hints[f.name], f.default))
+    return out
+
+
+def _section_values(origin, source, section, values):
     """The checked values of one section (a mapping of the keys given)."""
     if values is None:
         values = {}
     if not isinstance(values, dict):
         raise ConfigError(f"{source}: section {section!r} must be a mapping")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    hints = typing.get_type_hints(cls)
+    fields = _section_fields(section)
     for name in values:
         if name not in fields:
             raise ConfigError(f"{origin.get(f'{section}.{name}', source)}: unknown key "
                               f"{section}.{name} (known: {', '.join(sorted(fields))})")
     return {name: _check_value(origin.get(f"{section}.{name}", source), section, name,
-                               hints[name], v)
+                               fields[name][0], v)
             for name, v in values.items()}
 
 
-_SECTIONS = {"game": GameConfig, "actions": ActionsConfig, "solver": SolverConfig,
-             "train": TrainConfig}
-
-
 def _defaults(section):
-    return {f.name: f.default for f in dataclasses.fields(_SECTIONS[section])
-            if f.default is not dataclasses.MISSING}
+    return {name: default for name, (_, default) in _section_fields(section).items()
+            if default is not dataclasses.MISSING}
+
+
+def _classes(spec):
+    """{section: dataclass} of a config of the game ``spec``, in the order they are stored."""
+    return {"game": spec.game_section or GameConfig, **dict(spec.sections), **_SHARED}
+
+
+def _assemble(spec, sections, **fields):
+    """A :class:`Config` of the game ``spec`` from its sections by name."""
+    return Config(game=sections["game"], solver=sections["solver"], train=sections["train"],
+                  sections=tuple((name, sections[name]) for name, _ in spec.sections),
+                  **fields)
 
 
 def _build(data, source, origin, drop=()):
     """A validated :class:`Config` from a nested mapping. ``origin`` maps the keys given
     explicitly ("section.key") to where they came from; such a key that cannot take effect is
     rejected, unless it is in ``drop`` (it falls away). Every key that cannot take effect gets
-    its default, so equal configs compare equal however they were written."""
+    its default (or, not being a key of this game's sections, is left out), so equal configs
+    compare equal however they were written."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping of sections")
+    names = _section_names()
     for section in data:
-        if section not in _SECTIONS:
+        if section not in names:
             raise ConfigError(f"{source}: unknown section {section!r} "
-                              f"(known: {', '.join(_SECTIONS)})")
-    values = {name: _section_values(origin, source, name, cls, data.get(name))
-              for name, cls in _SECTIONS.items()}
+                              f"(known: {', '.join(names)})")
+    values = {name: _section_values(origin, source, name, data.get(name)) for name in names}
     if "name" not in values["game"]:
         raise ConfigError(f"{source}: game.name is required ({', '.join(registry.names())}): "
                           "a config must say which game it is")
-    sections = {name: cls(**values[name]) for name, cls in _SECTIONS.items()}
-    config = Config(**sections, source=source)
+    spec = registry.spec(values["game"]["name"])
+    classes = _classes(spec)
+    fields = {section: {f.name for f in dataclasses.fields(cls)}
+              for section, cls in classes.items()}
+    sections = {section: cls(**{k: v for k, v in values[section].items()
+                                if k in fields[section]})
+                for section, cls in classes.items()}
+    config = _assemble(spec, sections, source=source)
     origin = dict(origin)
     unused = {}
-    for section in _SECTIONS:
-        for name in dataclasses.asdict(sections[section]):
+    for section in names:
+        for name in _section_fields(section):
             reason = _reason_unused(config, section, name)
             if reason is None:
                 continue
@@ -401,11 +432,12 @@ def _build(data, source, origin, drop=()):
             if key in origin and key not in drop:
                 raise ConfigError(f"{origin[key]}: {key}: {reason}")
             origin.pop(key, None)
-            unused.setdefault(section, {})[name] = _defaults(section)[name]
+            if name in fields.get(section, ()):
+                unused.setdefault(section, {})[name] = _defaults(section)[name]
     _check_combinations(config, origin)
-    return dataclasses.replace(config, origin=types.MappingProxyType(origin), **{
-        section: dataclasses.replace(sections[section], **values)
-        for section, values in unused.items()})
+    for section, reset in unused.items():
+        sections[section] = dataclasses.replace(sections[section], **reset)
+    return _assemble(spec, sections, source=source, origin=types.MappingProxyType(origin))
 
 
 def _check_combinations(config, origin):
@@ -516,9 +548,9 @@ def _plain(value):
 
 def to_dict(config):
     """Plain nested dicts and lists (YAML- and msgpack-friendly) of the keys that take effect
-    for this config's game and variants (a Leduc config has no ``stack`` and no ``actions``)."""
+    for this config's game and variants (a Leduc config has none of No-Limit's keys)."""
     out = {}
-    for section in _SECTIONS:
+    for section in _classes(registry.spec(config.game.name)):
         defaults = _defaults(section)
         values = {k: _plain(v) for k, v in dataclasses.asdict(getattr(config, section)).items()
                   if _reason_unused(config, section, k) is None

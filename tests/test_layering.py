@@ -24,8 +24,8 @@ TOOLS = PACKAGE.parent / "tools"
 
 FLOORS = (
     ("ground", ("holdem._jit", "holdem.rng", "holdem.cards", "holdem.fileio", "holdem.metrics",
-                "holdem.config", "holdem.container", "holdem.version",
-                "holdem.games.registry")),
+                "holdem.config", "holdem.container", "holdem.version", "holdem.registry",
+                "holdem.game_sections")),
     ("evaluator, store", ("holdem.evaluator", "holdem.store")),
     ("checkpoint", ("holdem.checkpoint",)),
     ("abstraction", ("holdem.abstraction",)),
@@ -40,8 +40,9 @@ FLOORS = (
 )
 """Ground floor up; a module may import its own floor and the floors below. The package itself
 (``holdem/__init__.py``: ``__version__`` and lazy attributes) is the ground floor as a target
-and checked by no floor rule as an importer. The game registry is data the config validates
-against (names, streets, which keys apply): ground floor, though it sits with the games."""
+and checked by no floor rule as an importer. The game registry and the config the shipped games
+bring (``holdem.game_sections``) are data the config validates against: ground floor, outside
+holdem/games, which imports the config and is never imported by it."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,8 @@ def _kernels_forbid(importer, target):
 
 
 def _config_forbids(importer, target):
-    holdem_ok = floor_of(target) == 0 and not is_kernel_module(target)   # kernels need numba
+    holdem_ok = (floor_of(target) == 0 and not is_kernel_module(target)   # kernels need numba
+                 and not under(target, "holdem.games"))      # games import the config
     return under(target, "numba") or (under(target, "holdem") and not holdem_ok)
 
 
@@ -167,7 +169,8 @@ RULES = (
          lambda m: under(m, "holdem.store"),
          _forbidden("holdem.runtime", "holdem.solver", "holdem.games", "holdem.training",
                     "holdem.cli")),
-    Rule("config", "config imports only ground-floor modules without numba, and not numba",
+    Rule("config", "config imports only ground-floor modules without numba, not numba, and "
+         "nothing under holdem.games (the games import the config: one direction)",
          lambda m: m == "holdem.config", _config_forbids),
     Rule("runtime", "runtime (the executors) imports neither training nor cli",
          lambda m: under(m, "holdem.runtime"), _forbidden("holdem.training", "holdem.cli")),
@@ -292,11 +295,12 @@ def test_holdem_never_imports_tools():
 
 
 def test_importing_config_loads_no_numba_and_no_holdem_module_but_the_registry():
+    """The registry and the shipped games' config declarations, nothing under holdem.games."""
     code = ("import sys, holdem.config; print(' '.join(sorted(m for m in sys.modules "
             "if m.split('.')[0] in ('numba', 'numpy', 'holdem'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=PACKAGE.parent).stdout.split()
-    assert out == ["holdem", "holdem.config", "holdem.games", "holdem.games.registry",
+    assert out == ["holdem", "holdem.config", "holdem.game_sections", "holdem.registry",
                    "holdem.version"]
 
 
@@ -323,6 +327,7 @@ def _rule(name):
     ("config", "holdem.config", "import numba\n"),
     ("config", "holdem.config", "from holdem.games import interface\n"),
     ("config", "holdem.config", "from holdem import rng\n"),
+    ("config", "holdem.config", "from holdem.games import registry\n"),
     ("runtime", "holdem.runtime.fake", "from holdem.training import train\n"),
     ("cli", "holdem.games.fake", "if __name__ == '__main__':\n    from holdem.cli import common\n"),
     ("floors", "holdem.games.fake", "from holdem.solver.solver import Solver\n"),

@@ -17,7 +17,6 @@ for all of them, read as one text, unless it names a page.
 """
 
 import ast
-import dataclasses
 import importlib
 import json
 import os
@@ -254,10 +253,10 @@ def reference():
 
 def test_config_reference_lists_every_key_with_its_default():
     data = yaml.safe_load(reference())
-    assert list(data) == list(config_mod._SECTIONS)
-    for section, cls in config_mod._SECTIONS.items():
+    assert list(data) == config_mod._section_names()
+    for section in config_mod._section_names():
         defaults = config_mod._defaults(section)
-        assert sorted(data[section]) == sorted(f.name for f in dataclasses.fields(cls))
+        assert sorted(data[section]) == sorted(config_mod._section_fields(section))
         for name, value in data[section].items():
             if (section, name) != ("game", "name"):
                 assert value == config_mod._plain(defaults[name]), f"{section}.{name}"
@@ -265,7 +264,10 @@ def test_config_reference_lists_every_key_with_its_default():
 
 def test_config_reference_marks_the_conditional_keys():
     """A key documented with a [condition] is one the config checks, and the other way round."""
-    conditional = ({f"{s}.{n}" for s, n in config_mod._APPLIES}
+    game_bound = {f"{s}.{n}" for s in ("game", "solver", "train")
+                  for n in config_mod._section_fields(s)
+                  if config_mod._brought_by(s, n) is not None}    # keys games bring or use
+    conditional = ({f"{s}.{n}" for s, n in config_mod._APPLIES} | game_bound
                    | {f"train.{n}" for n in config_mod._TENSORBOARD_KEYS
                       + config_mod.WORKER_KEYS})
     marked, section = set(), None

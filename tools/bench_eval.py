@@ -52,11 +52,11 @@ def variant(source, tmp, name, train_keys):
 def main(argv=None):
     args = parse_args(argv)
     from holdem import config as config_mod
-    from holdem.games import registry
+    from holdem import registry
 
     source = benchlib.config_source(args.config, args.game)
     config = config_mod.load(source)
-    tc, nlhe = config.train, registry.spec(config.game.name).no_limit
+    tc, nlhe = config.train, "train.eval_baseline" in registry.spec(config.game.name).uses
     on_keys = {"eval_interval": tc.eval_interval / args.speed_up}
     if nlhe and tc.eval_baseline:
         on_keys["eval_baseline_interval"] = tc.eval_baseline_interval / args.speed_up

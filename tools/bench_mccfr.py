@@ -29,7 +29,7 @@ import numpy as np
 
 import benchlib  # noqa: F401  (first: puts this checkout's holdem on sys.path)
 from holdem.cli.common import iteration_count, positive_float
-from holdem.games import registry
+from holdem import registry
 
 _STARTUP = """
 import json, sys, time

@@ -42,7 +42,7 @@ from benchlib import ROOT
 from holdem.cli.common import iteration_count, positive_float
 
 from holdem import checkpoint as ckpt
-from holdem.games import registry
+from holdem import registry
 from holdem.metrics import format_bytes
 
 

@@ -34,7 +34,7 @@ KIB = 1024
 def parser(doc, game_help):
     """An ArgumentParser described by the tool's docstring ``doc`` (first paragraph; the rest,
     with its example commands, as the epilog) with the ``--game`` and ``--config`` options."""
-    from holdem.games import registry
+    from holdem import registry
 
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,

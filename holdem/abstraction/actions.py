@@ -17,7 +17,7 @@ f(x) = (B - x)(1 + A) / ((B - A)(1 + x)) and to B otherwise.
 
 from dataclasses import asdict, dataclass, field
 
-from holdem.config import ActionsConfig
+from holdem.game_sections import ActionsConfig
 
 STREETS = ("preflop", "flop", "turn", "river")
 

@@ -11,7 +11,7 @@ import sys
 from holdem import config as config_mod
 from holdem.cli.common import (ArgumentParser, non_negative_int, positive_float, positive_int,
                                run_main)
-from holdem.games import registry
+from holdem import registry
 
 
 def build_parser():
