@@ -10,7 +10,10 @@ resume, with an *executor* passed in that runs the iterations.
    processes), as :func:`holdem.runtime.backends.make_executor` chooses -- until ``iters`` (the
    run's total) or ``time_budget`` (seconds of training in this invocation, start-up excluded)
    is reached, SIGINT/SIGTERM arrives, or a worker fails beyond its restart budget
-   (``train.worker_restarts``; :class:`WorkerFailure`, raised after the final checkpoint);
+   (``train.worker_restarts``; :class:`WorkerFailure`, raised after the final checkpoint), or
+   the store cannot grow (:class:`holdem.store.store.StoreFull`: a full ``/dev/shm``, a file size
+   limit, no memory; raised after a final checkpoint of what was merged, its message saying
+   where that is and what to do);
 3. applies the DCFR sweeps the executor leaves to it, checkpoints every ``snapshot_interval``
    seconds and once at the end (in the background: :mod:`holdem.checkpoint_writer`), keeping the
    newest K (a logdir holds one run: :class:`holdem.logdir.LogdirLease`);
@@ -22,6 +25,7 @@ provided the schedules count iterations (the default).
 """
 
 import contextlib
+import errno
 import math
 import signal
 import time
@@ -31,6 +35,7 @@ from pathlib import Path
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.checkpoint_writer import CheckpointWriter
+from holdem.fileio import StorageError
 from holdem.games import CARDS, make_game
 from holdem.games.checkpointed import game_of_checkpoint
 from holdem.logdir import LogdirLease
@@ -40,7 +45,7 @@ from holdem.runtime.backends import make_executor
 from holdem.runtime.executor import Batch, RunView
 from holdem.runtime.pool import WorkerFailure
 from holdem.solver.solver import DcfrSchedule
-from holdem.store.store import RegretStore
+from holdem.store.store import RegretStore, StoreFull
 
 
 COMPILE_SECONDS = {"nlhe": {False: 12, True: 16}, "small": {False: 16, True: 18}}
@@ -248,7 +253,8 @@ class Run:
     def train(self):
         """Run the loop to its stopping point; the :class:`RunResult`. Raises
         :class:`WorkerFailure` (its ``checkpoint``: the final one) when workers fail beyond
-        the restart budget, after checkpointing what was merged and shutting down."""
+        the restart budget, and :class:`StoreFull` (the same) when the store cannot grow,
+        after checkpointing what was merged and shutting down."""
         tc, executor, stop = self.tc, self.executor, self.stop
         if self._target_reached():
             self._close()
@@ -257,7 +263,7 @@ class Run:
                 "larger --iters to train on. No checkpoint written.")
             return RunResult.finish(self.iterations, 0, 0.0, self.store.num_infosets,
                                     self.resume_path, 0.0, "done")
-        path, reason, failure = None, None, None
+        path, reason, failure, refused = None, None, None, None
         failed = True
         try:
             stop.abort_if_signalled()
@@ -278,13 +284,29 @@ class Run:
             except WorkerFailure as exc:
                 failure, reason = exc, "worker_failure"
                 log(f"stopping: {exc}")
+            except StoreFull as exc:
+                # What the store holds stays valid: the iterations merged (and, with workers,
+                # part of the merge pass that needed the room, counted by no result) are
+                # checkpointed below; its message is the run's one line about it.
+                failure, reason = exc, "store_full"
+                for result in getattr(exc, "results", ()):
+                    self._account(result)
             train_seconds = self.train_seconds()
             self._tick(force=True)
             if failure is None or self.iterations > self.start_iterations:
-                path = self._checkpoint(background=False)
+                try:
+                    path = self._checkpoint(background=False)
+                except StorageError as exc:
+                    if not isinstance(failure, StoreFull):
+                        raise
+                    refused = exc
             failed = failure is not None
         finally:
             self._close(failed)
+        if isinstance(failure, StoreFull):
+            failure.checkpoint = path
+            failure.note = self._store_full_note(failure, path, refused)
+            raise failure.with_traceback(None)
         if failure is not None:
             failure.checkpoint = path
             if path is not None:
@@ -300,6 +322,34 @@ class Run:
             self.info(line)
         return RunResult.finish(self.iterations, ran, train_seconds, self.store.num_infosets,
                                 path, compile_seconds, reason)
+
+    def _store_full_note(self, full, path, refused):
+        """What the run did when its store could not grow, and what to do: the end of
+        :class:`StoreFull`'s one line."""
+        if path is not None:
+            done = (f"; the run stopped with a final checkpoint of its {self.iterations:,} "
+                    f"iterations: {path}")
+        elif refused is not None:
+            done = f"; the run stopped, and its final checkpoint was refused too: {refused}"
+        elif self.resume_path is not None:
+            done = (f"; the run stopped with nothing merged since {self.resume_path}, which "
+                    f"holds its {self.iterations:,} iterations")
+        else:
+            done = "; the run stopped before any iteration was merged: nothing to checkpoint"
+        if full.directory is None:
+            todo = "give the run more memory (or stop it sooner: --max-memory)"
+        elif full.errno == errno.EFBIG:
+            todo = "raise the run's file size limit (ulimit -f)"
+        else:
+            todo = (f"free space in {full.directory} or set HOLDEM_SHM_DIR to a directory in "
+                    "memory (tmpfs) with room")
+        source = None
+        if path is not None or (self.writer is not None and self.writer.last_path is not None):
+            source = self.logdir
+        elif self.resume_path is not None:
+            source = self.resume_path
+        again = "" if source is None else f", then continue with --resume-from {source}"
+        return f"{done}. To go on: {todo}{again}"
 
     def _loop(self):
         """Hand out batches and merge their results until a stopping point and nothing is in

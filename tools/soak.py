@@ -25,10 +25,15 @@ Fault kinds:
                 the new run removes the killed one's /dev/shm files.
   main-stop     SIGINT or SIGTERM to the main process: it writes a final checkpoint and exits 0
                 with its done: line, leaving no process and no /dev/shm file; then it resumes.
-  disk-full     RLIMIT_FSIZE of the main process set to 1 KiB (prlimit on the running process)
-                until a checkpoint write fails with EFBIG: the run stops with one error line
-                (a traceback fails the check) and is resumed, or carries on and writes the
-                next checkpoint once the limit is lifted.
+  disk-full     RLIMIT_FSIZE of the main process (prlimit on the running process) set, by
+                turns, to 1 KiB (every write fails with EFBIG) or to the size of the store's
+                newest shared-memory generation (a checkpoint fits, the store's next
+                generation does not), for a while: the run stops with one error line (a
+                traceback fails the check) and is resumed, or carries on and writes the next
+                checkpoint once the limit is lifted. A run stopped because its store could not
+                grow must exit 3 and name its final checkpoint, which must be the newest that
+                loads and hold the iterations the line says; under the 1 KiB limit the line
+                may say instead that the final checkpoint was refused too.
   slow-disk     a competing process writes and fsyncs 8 MiB blocks on the logdir's file
                 system; a checkpoint must still be written and load.
   cpu-load      busy-loop processes (1 to one per core) compete for the CPU; iterations must

@@ -10,14 +10,18 @@ its methods (``now``, ``seg``, ``workers``, ``wait_for``, ``advanced``, ``interr
 
 import os
 import random
+import re
 import resource
 import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import benchlib
 
+from holdem.cli.common import STORE_FULL
+from holdem.runtime import shm
 from soak_segment import die_with_parent, kill
 
 KINDS = ("worker-kill", "worker-stop", "main-kill", "main-stop", "disk-full", "slow-disk",
@@ -25,6 +29,9 @@ KINDS = ("worker-kill", "worker-stop", "main-kill", "main-stop", "disk-full", "s
 WORKER_KINDS = ("worker-kill", "worker-stop")
 LOAD_KINDS = ("slow-disk", "cpu-load")     # run in the background for their duration
 FSIZE_LIMIT = 1024              # bytes: smaller than any checkpoint (Kuhn's is about 3 KB)
+# The one line of a run whose store could not grow and that kept a final checkpoint.
+KEPT_RE = re.compile(r"the store could not grow: .*; the run stopped with a final checkpoint of "
+                     r"its ([\d,]+) iterations: (\S+)\. To go on")
 
 _BUSY = "import sys, time\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass"
 _WRITER = """import os, sys, time
@@ -188,12 +195,47 @@ class FaultInjector:
         fault.problems += self.check_exit(seg, killed=False, fault=fault)
         fault.recovered = self.resume(fault, seg)
 
+    def _generation_bytes(self, seg):
+        """The size of the run's newest store generation file (None: none seen)."""
+        newest = None
+        for path in seg.shm_files():
+            m = shm._NAME_RE.match(path.name)
+            if m and m.group(2) == "g" and (newest is None or int(m.group(3)) > newest[0]):
+                newest = (int(m.group(3)), path)
+        try:
+            return newest[1].stat().st_size if newest else None
+        except OSError:                     # released meanwhile
+            return None
+
+    def _final_checkpoint_kept(self, error, room):
+        """Problems with how a run whose store could not grow (exit 3) stopped: with room for
+        a checkpoint (``room``) its line must name a final checkpoint, which must be the
+        newest that loads and hold the iterations it says; without, the line must say the
+        final checkpoint was refused too."""
+        kept = KEPT_RE.search(error)
+        if kept is None:
+            if room or "final checkpoint was refused too" not in error:
+                return [f"the store could not grow and no final checkpoint was kept: {error}"]
+            return []
+        iterations, path = int(kept.group(1).replace(",", "")), Path(kept.group(2))
+        newest = self.newest_valid()
+        if newest is None or newest[0].name != path.name or newest[1] != iterations:
+            return [f"the final checkpoint {path.name} ({iterations:,} iterations) is not the "
+                    f"newest that loads ({newest})"]
+        return []
+
     def _disk_full(self, fault, before):
         seg = self.seg
-        fault.target = f"main (pid {seg.pid}) fsize {FSIZE_LIMIT} B"
+        # Odd index: room for checkpoints but not for the store's next shared-memory
+        # generation (the limit is the newest generation's size, a checkpoint holds less);
+        # even: every write refused.
+        limit = self._generation_bytes(seg) if fault.index % 2 else None
+        room = limit is not None
+        limit = limit or FSIZE_LIMIT
+        fault.target = f"main (pid {seg.pid}) fsize {limit:,} B"
         try:
             old = resource.prlimit(seg.pid, resource.RLIMIT_FSIZE)
-            resource.prlimit(seg.pid, resource.RLIMIT_FSIZE, (FSIZE_LIMIT, old[1]))
+            resource.prlimit(seg.pid, resource.RLIMIT_FSIZE, (limit, old[1]))
         except ProcessLookupError:
             return                          # the run ended: the main loop sees it
         newest = self.newest_iterations() or 0
@@ -212,12 +254,15 @@ class FaultInjector:
                             f"{self.newest_iterations() or 0:,} iterations")
             return
         code = seg.finish(60)
-        fault.detail = f"the run stopped (exit {code}: {seg.last_error()[:120]})"
+        error = seg.last_error()
+        fault.detail = f"the run stopped (exit {code}: {error[:120]})"
         if seg.has_traceback():
             fault.problems.append("the run stopped with a traceback: a refused write must end "
                                   "in one error line")
         if code == 0:
             fault.problems.append("the run exited 0 after a failed checkpoint write")
+        elif code == STORE_FULL:
+            fault.problems += self._final_checkpoint_kept(error, room)
         fault.problems += self.check_exit(seg, killed=False, fault=fault)
         fault.recovered = self.resume(fault, seg)
 

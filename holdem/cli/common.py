@@ -40,14 +40,19 @@ def checkpoint_file(text):
     return found
 
 
+STORE_FULL = 3
+"""Exit status of a run stopped because its store could not grow (after a final checkpoint)."""
+
+
 def run_main(main, argv=None):
     """Call ``main(argv)``; turn expected failures into ``prog: error: ...`` and exit 2 (bad
-    input) or 1 (workers failing faster than the restart budget allows; storage refusing a
-    checkpoint or shared-memory file: :class:`holdem.fileio.StorageError`; any other
-    ``OSError``, e.g. a full disk where a file is written: :class:`holdem.fileio.
-    FileOperationError` says which file and what was being done), with the prefix argparse
-    gives its own errors (``python -m holdem.cli.NAME``). Ctrl-C is one line and exit 130, in
-    ``main`` as before and after it (:mod:`holdem.cli`)."""
+    input), 3 (the store could not grow: :class:`holdem.store.store.StoreFull`, whose line says
+    which final checkpoint holds the run and what to do) or 1 (workers failing faster than the
+    restart budget allows; storage refusing a checkpoint or shared-memory file:
+    :class:`holdem.fileio.StorageError`; any other ``OSError``, e.g. a full disk where a file is
+    written: :class:`holdem.fileio.FileOperationError` says which file and what was being done),
+    with the prefix argparse gives its own errors (``python -m holdem.cli.NAME``). Ctrl-C is one
+    line and exit 130, in ``main`` as before and after it (:mod:`holdem.cli`)."""
     prog = program_name()
     on_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGINT) if on_main_thread else None
@@ -75,11 +80,12 @@ def _run(main, argv, prog):
     except RuntimeError as exc:
         from holdem.fileio import StorageError
         from holdem.runtime.pool import WorkerFailure     # only once something failed
+        from holdem.store.store import StoreFull
 
         if not isinstance(exc, (WorkerFailure, StorageError)):
             raise
         print(f"{prog}: error: {exc}", file=sys.stderr)   # the run already said "stopping: ..."
-        return 1
+        return STORE_FULL if isinstance(exc, StoreFull) else 1
     return 0 if code is None else code
 
 

@@ -15,7 +15,9 @@ this small interface:
     how many batches it takes now, how many iterations it would like in the next one, and
     taking one.
 ``results(timeout) -> [BatchResult]``
-    block up to ``timeout`` seconds for finished batches, whose updates are then in the store.
+    block up to ``timeout`` seconds for finished batches, whose updates are then in the store;
+    raises :class:`holdem.store.store.StoreFull` when the store cannot grow, its ``results``
+    (if set) the iterations in the store that no result counted yet.
 ``in_flight() -> int``
     batches submitted and not yet returned (re-issued ones included).
 ``scalars()`` / ``reset_window()``, ``summary(view)``, ``checkpoint_state(view)``, ``close()``
@@ -40,7 +42,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from holdem.solver.solver import DcfrSchedule, Solver
-from holdem.store.store import RegretStore
+from holdem.store.store import RegretStore, StoreFull
 
 IN_PROCESS_BATCH_SECONDS = 0.2
 
@@ -130,7 +132,17 @@ class InProcessExecutor:
         solver.elapsed = batch.elapsed
         visits = int(solver.workspace.visits[0])
         start = time.perf_counter()
-        solver.run(batch.n)
+        try:
+            solver.run(batch.n)
+        except StoreFull as exc:
+            # The iterations the solver ran before the store had to grow are in the store:
+            # the run counts them (its final checkpoint holds them and the solver's RNG state).
+            ran = solver.iterations - batch.t0
+            exc.results = [BatchResult(
+                iters=ran, utility_sum=solver.last_utility_sum,
+                visits=int(solver.workspace.visits[0]) - visits,
+                seconds=time.perf_counter() - start)] if ran else []
+            raise
         seconds = time.perf_counter() - start
         if seconds < IN_PROCESS_BATCH_SECONDS / 2:
             self._chunk = min(self._chunk * 2, 1 << 30)

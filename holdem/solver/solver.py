@@ -210,23 +210,28 @@ class Solver:
         return make_params(self.config.solver, self.game.num_streets, elapsed=self.elapsed)
 
     def run(self, n):
-        """Run ``n`` iterations; return how many ran (always ``n``)."""
+        """Run ``n`` iterations; return how many ran (always ``n``). When the store cannot grow
+        (:class:`holdem.store.store.StoreFull`) the iterations run before it are in the store
+        and counted (``iterations``, ``last_utility_sum``), and the error is raised."""
         n = int(n)
         done = 0
         game = self.game
         store = self.store
         if self._utility_out.shape[0] < n:
             self._utility_out = np.zeros(n, dtype=np.float64)
-        while done < n:
-            self.dcfr.catch_up(store, self.iterations, self.elapsed)
-            todo = n - done
-            store.reserve(game.max_new_rows, game.max_new_entries)
-            ran = run_kernel(game, store.arrays, store.arrays, self.params(), self.workspace,
-                             self.rng_state, self.iterations, todo, self._utility_out[done:])
-            self.utility.extend(self._utility_out[done:done + ran])
-            self.iterations += int(ran)
-            done += int(ran)
-        self.last_utility_sum = float(self._utility_out[:n].sum())
+        try:
+            while done < n:
+                self.dcfr.catch_up(store, self.iterations, self.elapsed)
+                todo = n - done
+                store.reserve(game.max_new_rows, game.max_new_entries)
+                ran = run_kernel(game, store.arrays, store.arrays, self.params(),
+                                 self.workspace, self.rng_state, self.iterations, todo,
+                                 self._utility_out[done:])
+                self.utility.extend(self._utility_out[done:done + ran])
+                self.iterations += int(ran)
+                done += int(ran)
+        finally:
+            self.last_utility_sum = float(self._utility_out[:done].sum())
         return done
 
 

@@ -8,6 +8,7 @@ prefix is exactly the batch's delta (keys, num_actions, regret and strategy incr
 
 import numpy as np
 
+from holdem.fileio import StorageError
 from holdem.store import kernels
 from holdem.store.kernels import StoreArrays
 
@@ -29,6 +30,26 @@ def array_specs(row_capacity, entry_capacity, table_capacity):
         ("strategy_sum", np.float64, entry_capacity), ("meta", np.int64, 2),
         ("row_start", np.uint64, entry_capacity // 64 + 2),
     ]
+
+
+class StoreFull(StorageError):
+    """The store could not grow: its allocator refused the next generation -- a full
+    ``/dev/shm`` (or ``HOLDEM_SHM_DIR``), a file size limit, or, in private memory, a
+    ``MemoryError``. The store keeps its arrays as they were, so what it holds can still be
+    checkpointed. ``directory``: where the refused file was to be made (None: private memory);
+    ``cause``: the allocator's message. A run stops on it with a final checkpoint
+    (:mod:`holdem.training`), which adds what it did and what to do to the message (``note``)."""
+
+    def __init__(self, cause, directory=None, errno=None):
+        super().__init__(cause)
+        self.cause = str(cause)
+        self.directory = directory
+        self.errno = errno              # of the refusal (ENOSPC, EFBIG), if the system gave one
+        self.note = ""
+        self.checkpoint = None
+
+    def __str__(self):
+        return f"the store could not grow: {self.cause}{self.note}"
 
 
 def _numpy_allocator(specs):
@@ -77,7 +98,8 @@ class RegretStore:
 
     # -- growth ----------------------------------------------------------------------------
     def reserve(self, new_rows, new_entries):
-        """Grow (by doubling) so that ``new_rows`` more rows with ``new_entries`` entries fit."""
+        """Grow (by doubling) so that ``new_rows`` more rows with ``new_entries`` entries fit.
+        Raises :class:`StoreFull`, the store unchanged, when the allocator refuses."""
         a = self.arrays
         need_rows = self.num_infosets + int(new_rows)
         need_entries = self.num_entries + int(new_entries)
@@ -98,7 +120,18 @@ class RegretStore:
 
     def _resize(self, row_cap, entry_cap, table_cap):
         old = self.arrays
-        new = self._allocate(row_cap, entry_cap, table_cap)
+        try:
+            new = self._allocate(row_cap, entry_cap, table_cap)
+        except (StorageError, OSError, MemoryError) as exc:
+            if isinstance(exc, MemoryError):
+                size = sum(int(np.dtype(dt).itemsize * np.prod(n))
+                           for _, dt, n in array_specs(row_cap, entry_cap, table_cap))
+                cause = f"out of memory for its next arrays ({size:,} bytes)"
+            else:
+                cause = str(exc)
+            system = exc if isinstance(exc, OSError) else exc.__cause__
+            raise StoreFull(cause, getattr(self._allocator, "directory", None),
+                            getattr(system, "errno", None)) from exc
         rows, entries = self.num_infosets, self.num_entries
         for name in ("row_key", "row_offset", "row_num_actions"):
             getattr(new, name)[:rows] = getattr(old, name)[:rows]
