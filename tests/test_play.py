@@ -122,7 +122,8 @@ def test_bot_reads_an_off_tree_open_at_random_and_keeps_its_reading(bp):
     assert abs(share - pseudo_harmonic(3.0, 0.75, 49.5)) < 0.07 and "a" in reads
 
 
-def _game(bp, lines, seed=7, show_probs=False):
+def _game(bp, lines, seed=7, show_probs=False, **session):
+    """(a PlaySession whose input is ``lines``, then end of input; what it wrote)."""
     out, feed = [], iter(lines)
 
     def read(prompt):
@@ -132,7 +133,7 @@ def _game(bp, lines, seed=7, show_probs=False):
         except StopIteration:
             raise EOFError from None
     game = PlaySession(bp, seed=seed, stack=10_000, big_blind=100, show_probs=show_probs,
-                       read=read, write=out.append)
+                       read=read, write=out.append, **session)
     return game, out
 
 
@@ -214,6 +215,6 @@ def test_cli_errors_are_one_line(hunl_run, tmp_path):
     solver.run(100)
     save_solver(solver, tmp_path / "leduc" / "checkpoints" / "ckpt-000000000100.ckpt")
     leduc = _cli("--checkpoint", str(tmp_path / "leduc"))
-    assert leduc.returncode == 2 and "heads-up No-Limit Hold'em" in leduc.stderr
+    assert leduc.returncode == 2 and "needs a No-Limit Hold'em blueprint" in leduc.stderr
     usage = _cli("--help")
     assert usage.returncode == 0 and "--show-probs" in usage.stdout and "--hands" in usage.stdout

@@ -87,6 +87,30 @@ class Translation(NamedTuple):
                                                        rel_tol=1e-9, abs_tol=1e-9)
 
 
+AVERAGE = "average strategy"
+CURRENT = "current (regret matching) strategy"
+
+
+def strategy_name(street, average, average_max_street, street_names=None, first_street=None):
+    """Which strategy a view shows at a decision on ``street``, in words: ``"average
+    strategy"``, ``"current (regret matching) strategy"`` (``average=False``), or past
+    ``average_max_street`` (``solver.average_max_street``: training kept no strategy sums
+    there) the current strategy with that reason. ``first_street``: a view of a whole line or
+    of several streets from that street on (a range, an export) names both where they
+    differ."""
+    if not average:
+        return CURRENT
+    if street <= average_max_street:
+        return AVERAGE
+    where = (street_names[average_max_street] if street_names
+             else f"street {average_max_street}")
+    current = (f"current strategy (regret matching; solver.average_max_street: "
+               f"{average_max_street} keeps no average after the {where})")
+    if first_street is not None and first_street <= average_max_street:
+        return f"average strategy up to the {where}, then {current}"
+    return current
+
+
 # Export histories (``history_string``): f, c or r<big blinds>, streets separated by "/".
 _HISTORY_TOKEN_RE = re.compile(r"[fc]|r\d+(?:\.\d+)?")
 _HISTORY_RE = re.compile(r"(?:[fc/]|r\d+(?:\.\d+)?)+")
@@ -113,6 +137,7 @@ class Spot:
     strategy: np.ndarray    # float64: the probability of each action
     key: int                # the infoset key
     visited: bool           # False: training never reached this infoset (the strategy is uniform)
+    strategy_name: str = AVERAGE   # which strategy it is (:meth:`Blueprint.strategy_name`)
 
 
 class Blueprint:
@@ -155,6 +180,23 @@ class Blueprint:
                 "buckets_sha256": h.get("abstraction", {}).get("buckets_sha256", ""),
                 "versions": h.get("versions", {})}
 
+    @property
+    def average_max_street(self):
+        """The last street whose average strategy training kept (``solver.average_max_street``;
+        every street when the config leaves it unset)."""
+        street = self.config.solver.average_max_street
+        return self.game.num_streets - 1 if street is None else int(street)
+
+    def keeps_average(self, street):
+        """Whether training kept the average strategy (strategy sums) on ``street``."""
+        return street <= self.average_max_street
+
+    def strategy_name(self, street, average=True, first_street=None):
+        """Which strategy a view shows at a decision on ``street``, in words:
+        :func:`strategy_name` with this blueprint's ``solver.average_max_street``."""
+        names = self.game.cards.street_names if self.game.supports(CARDS) else None
+        return strategy_name(street, average, self.average_max_street, names, first_street)
+
     def _row(self, key):
         i = int(np.searchsorted(self._sorted_keys, key))
         if i < self._sorted_keys.shape[0] and self._sorted_keys[i] == key:
@@ -164,7 +206,9 @@ class Blueprint:
     def strategy(self, key, num_actions, average=True):
         """Action probabilities at infoset ``key`` (uniform if it was never visited): the
         normalized average strategy, or with ``average=False`` the current (regret-matching)
-        strategy."""
+        strategy. A street past ``solver.average_max_street`` has no average (its strategy sums
+        are zero, so the average reads uniform): :meth:`spot`, :meth:`query` and the views
+        show the current strategy there and say so (:meth:`strategy_name`)."""
         row = self._row(key)
         if row < 0:
             return np.full(num_actions, 1.0 / num_actions)
@@ -186,16 +230,9 @@ class Blueprint:
 
     def multiway_node(self, labels):
         """The node of the multi-way game reached by a line of abstract labels."""
-        node = self.game.root_node()
-        for label in labels:
-            if node.is_terminal:
-                raise ValueError(f"line {labels!r}: the hand is over before {label!r}")
-            names = node.labels()
-            if label not in names:
-                raise ValueError(f"line {labels!r}: {label!r} is not an action here "
-                                 f"(legal: {', '.join(names)})")
-            node = node.child(names.index(label))
-        return node
+        from holdem.analysis.ranges import walk_multiway_line
+
+        return walk_multiway_line(self.game, labels)[1]
 
     def _decision(self, labels):
         """(player, street, key_of(bucket), [(label, to)], bet, commit, pot) of the decision after
@@ -222,6 +259,12 @@ class Blueprint:
         history = int(tree.history[node]) * self.game.bucket_stride
         return (player, int(tree.street[node]), lambda bucket: history + bucket, moves, bet,
                 commit, int(tree.contrib[node].sum()))
+
+    def actions_at(self, labels):
+        """(player, street, [(label, raise-to in the tree's chips)]) of the decision after the
+        line ``labels``; ValueError where the line leaves the game or ends the hand."""
+        player, street, _, moves, _, _, _ = self._decision(list(labels))
+        return player, street, moves
 
     def action_meanings(self, labels):
         """{label: what it does, in words ('fold', 'check', 'call 1.5 bb', 'raise to 7.5 bb',
@@ -326,13 +369,15 @@ class Blueprint:
                     pot=pot / big_blind, to_call=(bet - commit) / big_blind,
                     labels=tuple(label for label, _ in moves),
                     meanings=self._meanings(moves, bet, commit),
-                    strategy=self.strategy(key, len(moves), average), key=key,
-                    visited=self._row(key) >= 0)
+                    strategy=self.strategy(key, len(moves),
+                                           average and self.keeps_average(street)),
+                    key=key, visited=self._row(key) >= 0,
+                    strategy_name=self.strategy_name(street, average))
 
     def range(self, labels=(), board=(), average=True):
-        """Both players' ranges at the decision after ``labels`` with ``board`` (heads-up): a
-        :class:`holdem.analysis.ranges.NodeRange` (reach and weight per combo and per class,
-        the action mix of the player to act, buckets)."""
+        """Every player's range at the decision after ``labels`` with ``board`` (2-6 players):
+        a :class:`holdem.analysis.ranges.NodeRange` (reach and weight per combo and per class,
+        the action mix of the player to act, buckets, the seats still in the hand)."""
         from holdem.analysis.ranges import node_range
 
         return node_range(self, labels, board, average)
@@ -346,7 +391,7 @@ class Blueprint:
         return {label: float(p) for label, p in zip(spot.labels, spot.strategy)}
 
     def translate_line(self, actions, big_blind, rng=None):
-        """Abstract labels for a real heads-up line.
+        """Abstract labels for a real line (any number of seats).
 
         ``actions`` are (kind, amount) pairs in the real game's chips, kind one of ``fold``,
         ``check``, ``call``, ``bet``, ``raise``, ``allin`` and amount the street commitment after
@@ -363,30 +408,28 @@ class Blueprint:
         """
         from holdem.abstraction.actions import translate
 
-        if not self.game.supports(LINES):
-            raise ValueError("translate_line() is for heads-up games")
-        tree, nlhe = self.game.tree, self.game.lines
-        scale = nlhe.table.chips_per_bb / float(big_blind)
-        node, labels, notes = 0, [], []
+        if not self.game.supports(CARDS):
+            raise ValueError("translate_line() is for No-Limit Hold'em")
+        scale = self.game.cards.table.chips_per_bb / float(big_blind)
+        labels, notes = [], []
         for kind, amount in actions:
-            if tree.kind[node] != 0:
-                raise ValueError(f"the hand is over before {kind!r}")
-            c0, na = int(tree.child_start[node]), int(tree.num_actions[node])
-            children = {nlhe.labels[c0 + a]: c0 + a for a in range(na)}
+            try:
+                _, _, _, moves, bet, commit, pot = self._decision(labels)
+            except ValueError:
+                raise ValueError(f"the hand is over before {kind!r}") from None
+            children = dict(moves)                          # label -> raise-to (tree chips)
             if kind in ("fold", "check", "call"):
                 label = "f" if kind == "fold" else "c"
                 if label not in children:
                     raise ValueError(f"{kind!r} is not possible at {'/'.join(labels) or 'root'}")
             elif kind in ("bet", "raise", "allin"):
-                current = float(nlhe.raise_to[children["c"]])
-                me = int(tree.player[node])
-                to_call = tree.contrib[node, 1 - me] - tree.contrib[node, me]
-                pot = float(tree.contrib[node].sum() + to_call)
-                raises = sorted((float((nlhe.raise_to[c] - current) / pot), lab)
-                                for lab, c in children.items() if lab not in ("f", "c"))
+                current = float(children["c"])
+                pot_after_call = float(pot + bet - commit)
+                raises = sorted((float((to - current) / pot_after_call), lab)
+                                for lab, to in moves if lab not in ("f", "c"))
                 if not raises:
                     raise ValueError(f"no raise is possible at {'/'.join(labels) or 'root'}")
-                x = (float(amount) * scale - current) / pot
+                x = (float(amount) * scale - current) / pot_after_call
                 if kind == "allin" and raises[-1][1] == "a":
                     options = (("a", raises[-1][0], 1.0),)
                 else:
@@ -401,5 +444,4 @@ class Blueprint:
             else:
                 raise ValueError(f"unknown action kind {kind!r}")
             labels.append(label)
-            node = children[label]
         return labels, notes

@@ -1,5 +1,5 @@
-"""A blueprint playing a real heads-up No-Limit Hold'em hand: the bot behind
-:mod:`holdem.cli.play` (``python -m holdem.cli.play --checkpoint PATH``).
+"""A blueprint playing a real No-Limit Hold'em hand (heads-up, or any seat of a 3-6 player
+table): the bot behind :mod:`holdem.cli.play` (``python -m holdem.cli.play --checkpoint PATH``).
 
 The real hand runs on the game's exact rules engine (``game.cards.engine``, a
 :class:`holdem.games.interface.HandEngine`; integer chips). Before each bot decision the real action
@@ -17,12 +17,14 @@ import numpy as np
 
 
 def real_table(bp, stack, big_blind):
-    """The real heads-up table of a game against ``bp``: both stacks ``stack`` chips, the
-    blueprint's blinds and ante scaled to a big blind of ``big_blind`` chips."""
+    """The real table of a game against ``bp``, one seat per seat of its game: every stack
+    ``stack`` chips, the blueprint's blinds and ante scaled to a big blind of ``big_blind``
+    chips."""
     cards = bp.game.cards
     table = cards.table
     return cards.engine.TableConfig(
-        stacks=(stack, stack), small_blind=round(big_blind * table.small_blind / table.big_blind),
+        stacks=(stack,) * bp.game.num_players,
+        small_blind=round(big_blind * table.small_blind / table.big_blind),
         big_blind=big_blind, ante=round(big_blind * table.ante / table.big_blind))
 
 
@@ -63,7 +65,8 @@ class Decision:
 
 
 class BlueprintBot:
-    """Plays the seat to act of a real heads-up ``HandState`` from a Blueprint; ``rng`` (a numpy
+    """Plays the seat to act of a real ``HandState`` from a Blueprint (one bot can play every
+    bot seat of a table: it reads the line the same way for each); ``rng`` (a numpy
     Generator) samples its actions."""
 
     def __init__(self, bp, big_blind, rng):
@@ -99,13 +102,12 @@ class BlueprintBot:
 
     def decide(self, state):
         """The bot's :class:`Decision` for the seat to act of ``state``."""
-        bp, tree, lines = self.bp, self.bp.game.tree, self.bp.game.lines
+        bp = self.bp
         me, legal = state.to_act, state.legal_actions()
         try:
             labels, _ = self.translate(state)
-            node = bp.node_of(labels)
-            if (tree.kind[node] != 0 or tree.player[node] != me
-                    or tree.street[node] != int(state.street)):
+            player, street, moves = bp.actions_at(labels)
+            if player != me or street != int(state.street):
                 raise ValueError("the abstract hand does not reach this decision")
         except ValueError as exc:
             return Decision(bot_action("c", legal), note=f"off the abstract tree ({exc}): "
@@ -114,7 +116,7 @@ class BlueprintBot:
         p = np.array(list(probs.values()))
         index = int(self.rng.choice(len(p), p=p / p.sum()))
         label = list(probs)[index]
-        raise_to = lines.raise_to[int(tree.child_start[node]) + index] * self.scale
+        raise_to = moves[index][1] * self.scale
         return Decision(bot_action(label, legal, round(raise_to)), labels, probs, label)
 
 

@@ -1,5 +1,6 @@
-"""Range charts of a heads-up blueprint: the action mix of every hand class at one decision, preflop
-or after the flop (with the board).
+"""Range charts of a No-Limit Hold'em blueprint (heads-up or 3-6 players): the action mix of every
+hand class at one decision, preflop or after the flop (with the board), and which strategy it is
+(the average, or the current one where training kept no average: ``RangeChart.strategy``).
 
 The command line is :mod:`holdem.cli.charts` (``python -m holdem.cli.charts --checkpoint PATH``).
 
@@ -32,7 +33,7 @@ import numpy as np
 
 from holdem.cards import RANK_CHARS, format_card, make_card
 from holdem.fileio import atomic_open
-from holdem.games import CARDS, LINES
+from holdem.games import CARDS
 
 GRID_RANKS = RANK_CHARS[::-1]                   # "AKQJT98765432": row/column order
 COMBOS = {"pair": 6, "suited": 4, "offsuit": 12}
@@ -91,13 +92,15 @@ class RangeChart:
 
     source: str
     line: tuple
-    player: int                 # 0 = small blind (button), 1 = big blind
+    player: int                 # 0 = small blind (button heads-up), 1 = big blind, 2 = UTG, ...
     actions: tuple
     names: tuple
     probs: np.ndarray
     reach: np.ndarray = None
     board: tuple = ()           # card names
     weights: np.ndarray = None
+    seat: str = ""              # the player's seat name ("" = heads-up: small blind or big blind)
+    strategy: str = "average strategy"    # which strategy (Blueprint.strategy_name)
 
     def in_range(self):
         """bool[13, 13]: the classes the player can hold at this node (preflop: those it
@@ -155,10 +158,6 @@ def range_chart(bp, line=(), average=True, check_representatives=True, board=())
     """
     if not bp.game.supports(CARDS):
         raise ChartError(f"range charts are for No-Limit Hold'em, not {bp.game.name!r}")
-    if not bp.game.supports(LINES):
-        raise ChartError(f"range charts are for heads-up blueprints; this one has "
-                         f"{bp.game.num_players} players (use inspect_blueprint --spot or "
-                         "export_strategy for its preflop strategy)")
     try:
         line = tuple(bp.line_labels(line))
         node_range = bp.range(list(line), board, average=average)
@@ -169,7 +168,8 @@ def range_chart(bp, line=(), average=True, check_representatives=True, board=())
     common = dict(source=f"{meta['path']} ({meta['iterations']:,} iterations)", line=line,
                   player=node_range.player, actions=node_range.actions,
                   names=node_range.names, reach=by_class["reach"],
-                  board=tuple(map(format_card, node_range.board)))
+                  board=tuple(map(format_card, node_range.board)),
+                  seat=node_range.seats[node_range.player], strategy=node_range.strategy_name)
     if node_range.street > 0:
         return RangeChart(probs=np.nan_to_num(by_class["mix"]), weights=by_class["weight"],
                           **common)
@@ -212,7 +212,7 @@ def _diverging(delta):
 
 
 def describe(chart):
-    seat = "small blind (button)" if chart.player == 0 else "big blind"
+    seat = chart.seat or ("small blind (button)" if chart.player == 0 else "big blind")
     board = f" on {' '.join(chart.board)}" if chart.board else ""
     return f"{seat} after {' '.join(chart.line) or '(first to act)'}{board}"
 
@@ -267,7 +267,7 @@ def format_terminal(chart, color=True):
     colors = action_colors(chart.actions)
     raises = chart.raise_frequency()
     live, rare, reach = chart.in_range(), chart.rare(), chart.shown_reach()
-    lines = [f"{describe(chart)} -- {chart.source}"]
+    lines = [f"{describe(chart)} -- {chart.source}; {chart.strategy}"]
     for r in range(13):
         cells = []
         for c in range(13):
@@ -359,7 +359,8 @@ def to_html(chart):
                      f"{html.escape(f'{a} = {n}')}" for a, n in zip(chart.actions, chart.names))
     overall = ", ".join(f"{n} {100 * p:.1f}%"
                         for n, p in zip(chart.names, chart.overall().values()))
-    body = (f"<p>{html.escape(chart.source)}</p><p>{legend}</p>\n<table>\n" + "\n".join(rows)
+    body = (f"<p>{html.escape(chart.source)}; {html.escape(chart.strategy)}</p><p>{legend}</p>"
+            "\n<table>\n" + "\n".join(rows)
             + f"\n</table>\n<p>All hands (combination-weighted): {html.escape(overall)}</p>"
             "<p>Rows and columns A..2; pairs on the diagonal, suited above it, offsuit below."
             " A cell is filled to the height of the player's reach with the class; grey with ~:"
@@ -444,7 +445,7 @@ def save_png(chart_or_cmp, path):
         ax.set_title(f"{describe(chart)}: raise % change\n{chart_or_cmp.second.source}\nminus "
                      f"{chart.source}", fontsize=9)
     else:
-        ax.set_title(f"{describe(chart)}\n{chart.source}", fontsize=9)
+        ax.set_title(f"{describe(chart)}\n{chart.source}\n{chart.strategy}", fontsize=9)
         ax.legend(handles=[Patch(color=colors[a], label=f"{a} = {n}")
                            for a, n in zip(chart.actions, chart.names)],
                   loc="upper center", bbox_to_anchor=(0.5, 0), ncol=4, fontsize=8)

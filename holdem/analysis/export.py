@@ -13,7 +13,9 @@ f, c, r), ``strategy`` (probabilities in that order) and ``visited``. No-Limit H
 amounts in big blinds after ``r``), ``bucket``, preflop ``hand`` (the bucket's hand class, e.g.
 ``AKs``; space-separated classes when the bucket file groups several), ``actions`` (``f``,
 ``c``, ``r2.5b``, ``r0.5p``, ``a``) and ``strategy``. For 3-6 players only preflop infosets are
-exported (the betting tree after it is too large to list).
+exported (the betting tree after it is too large to list). The JSON's ``strategy`` says which
+strategy the records hold: the average, and on streets past ``solver.average_max_street``
+(training kept no average there) the current strategy.
 
 CSV: a header row (:data:`CSV_FIELDS`), then one row per record with the same fields;
 ``actions`` and ``strategy`` are space-separated, probabilities written with full precision so
@@ -56,8 +58,29 @@ def export_records(game, store, checkpoint, streets=None):
     if game.supports(EXACT):
         return strategy_records(load_profile(checkpoint))
     if game.supports(LINES):
-        return nlhe_records(game, store)
+        return nlhe_records(game, store, average_max_street(game, checkpoint))
     return multiway_records(game, store, streets)   # nodes computed during traversal: preflop only
+
+
+def average_max_street(game, checkpoint):
+    """The last street whose average strategy the checkpoint's training kept
+    (``solver.average_max_street``; every street when unset)."""
+    street = checkpoint.header["config"].get("solver", {}).get("average_max_street")
+    return game.num_streets - 1 if street is None else int(street)
+
+
+def export_strategy_name(game, checkpoint, records):
+    """Which strategy the export's records hold, in words (``"average strategy"``; a heads-up
+    No-Limit export of a run that kept no average after some street says that the records
+    after it hold the current strategy)."""
+    from holdem.analysis.blueprint import strategy_name
+
+    if game.supports(EXACT) or not records:
+        return strategy_name(0, True, 0)
+    names = game.cards.street_names
+    last = max(names.index(r["street"]) for r in records)
+    first = min(names.index(r["street"]) for r in records)
+    return strategy_name(last, True, average_max_street(game, checkpoint), names, first)
 
 
 def filter_records(records, streets=None, players=None):
@@ -82,10 +105,11 @@ def filter_records(records, streets=None, players=None):
                       "players")
 
 
-def to_json(records, game_name, iterations):
-    """The text of a JSON export (one-space indent, a final newline)."""
-    return json.dumps({"game": game_name, "iterations": iterations, "infosets": records},
-                      indent=1) + "\n"
+def to_json(records, game_name, iterations, strategy="average strategy"):
+    """The text of a JSON export (one-space indent, a final newline); ``strategy``: which
+    strategy the records hold (:func:`export_strategy_name`)."""
+    return json.dumps({"game": game_name, "iterations": iterations, "strategy": strategy,
+                       "infosets": records}, indent=1) + "\n"
 
 
 def to_csv(records):
@@ -151,25 +175,31 @@ def strategy_records(loaded):
     return records
 
 
-def _average(num_actions, offsets, strategy_sum, row):
+def _average(num_actions, offsets, strategy_sum, row, regrets=None):
     """The normalized average strategy of store row ``row`` as a list of floats (uniform when
-    its strategy sums are all zero)."""
+    its strategy sums are all zero); with ``regrets``, the current strategy (regret matching)
+    instead."""
     na, off = int(num_actions[row]), int(offsets[row])
-    sums = np.asarray(strategy_sum[off:off + na], dtype=np.float64)
+    values = strategy_sum if regrets is None else regrets
+    sums = np.asarray(values[off:off + na], dtype=np.float64)
+    if regrets is not None:
+        sums = np.maximum(sums, 0.0)
     total = sums.sum()
     return [float(x) for x in (sums / total if total > 0 else np.full(na, 1.0 / na))]
 
 
-def nlhe_records(game, store):
+def nlhe_records(game, store, average_max_street=3):
     """Export records of the visited infosets of a No-Limit Hold'em store (tree order, then
     bucket). ``history`` has raise-to amounts in big blinds after ``r`` (e.g. ``r2.5c/r1.6``);
-    ``actions`` are labels ``f``, ``c``, ``r<x>b`` (big blinds), ``r<f>p`` (pot fraction), ``a``."""
+    ``actions`` are labels ``f``, ``c``, ``r<x>b`` (big blinds), ``r<f>p`` (pot fraction), ``a``.
+    On streets past ``average_max_street`` (training kept no strategy sums there) a record holds
+    the current strategy (regret matching), as the other views show it."""
     from holdem.abstraction.preflop import preflop_hands
     hands = preflop_hands(game.deal.tables)
     lines, street_names = game.lines, game.cards.street_names
     tree = game.tree
     decision = np.flatnonzero(tree.kind == NodeKind.DECISION)
-    keys, num_actions, offsets, _, strategy_sum = store.used()
+    keys, num_actions, offsets, regrets, strategy_sum = store.used()
     order = np.argsort(keys, kind="stable")
     records = []
     history_cache = {}
@@ -186,7 +216,8 @@ def nlhe_records(game, store):
         records.append({"player": int(tree.player[node]), "street": street_names[street],
                         "history": history, **bucket_fields(hands, street, int(bucket)),
                         "actions": labels,
-                        "strategy": _average(num_actions, offsets, strategy_sum, i),
+                        "strategy": _average(num_actions, offsets, strategy_sum, i,
+                                             regrets if street > average_max_street else None),
                         "visited": True})
     return records
 
@@ -206,8 +237,12 @@ def multiway_records(game, store, streets=None):
 
     if streets and set(streets) - {"preflop", "0"}:
         raise ConfigError(f"--street {' '.join(streets)}: {game.num_players}-player exports "
-                          "cover preflop only (the multi-way betting tree after it is too large "
-                          "to list)")
+                          "cover preflop only: the multi-way game's infoset keys hash the "
+                          "betting history, so its infosets are found only by walking the "
+                          "betting tree, which after the preflop is too large to walk "
+                          "(configs/6max.yaml: 76,521 preflop decisions, millions by the flop); "
+                          "for one node after the flop, inspect_blueprint --range "
+                          "\"LINE | BOARD\" --out FILE.csv writes every combo's strategy")
     nodes = game.walk_decisions(max_street=0)
     hands = preflop_hands(game.deal.tables)
     num_buckets = int(game.deal.tables.num_buckets[0])

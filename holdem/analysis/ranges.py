@@ -1,5 +1,5 @@
-"""Both players' ranges at any node of a heads-up blueprint: what each hand does and how often
-each player gets there with it.
+"""Every player's range at any node of a No-Limit Hold'em blueprint (heads-up, or 3-6 players):
+what each hand does and how often each player gets there with it.
 
 :func:`node_range` (``Blueprint.range``) takes a line of abstract labels and the board dealt so far
 and returns a :class:`NodeRange` over every live combo (the hole-card pairs that use no board
@@ -15,6 +15,11 @@ card: 1,326 preflop, 1,176 on the flop, 1,128 on the turn, 1,081 on the river):
 - ``mix[i, a]``: the action mix of the player to act with combo i; ``buckets[i]`` its bucket on
   the node's street.
 
+With 3-6 players (:func:`multiway_range`) there is a row per seat, ``players`` names the seats
+still in the hand, and card removal is taken between each seat and each opponent separately.
+Strategies are the average strategy where training kept one and the current strategy on the
+streets past ``solver.average_max_street``; ``strategy_name`` says which.
+
 Per hand class (the 13 x 13 grid of :mod:`holdem.analysis.charts`) :meth:`NodeRange.by_class`
 sums weights, averages own reach over the class's live combos and weights the mix by the combos'
 weights. The numbers come from :mod:`holdem.analysis.range_kernels` over the blueprint's arrays.
@@ -27,7 +32,7 @@ import numpy as np
 
 from holdem.analysis import range_kernels as rk
 from holdem.cards import NUM_SUITS, format_card
-from holdem.games import LINES
+from holdem.games import CARDS, LINES
 
 STREET_BOARD = (0, 3, 4, 5)
 
@@ -37,19 +42,23 @@ class NodeRange:
     line: tuple                 # abstract labels from the root
     board: tuple                # card ints dealt so far
     street: int
-    player: int                 # to act: 0 = small blind (button), 1 = big blind
+    player: int                 # to act: 0 = small blind (button heads-up), 1 = big blind, ...
     actions: tuple              # labels at the node
     names: tuple                # what each action does, in words
     combos: np.ndarray          # int64[n, 2]: the live hole-card pairs (lower card first)
     buckets: np.ndarray         # int64[n]: bucket on the node's street
-    reach: np.ndarray           # float64[2, n]
-    weight: np.ndarray          # float64[2, n]
+    reach: np.ndarray           # float64[num_players, n]
+    weight: np.ndarray          # float64[num_players, n]
     mix: np.ndarray             # float64[n, num_actions]: the player to act's
+    players: tuple = (0, 1)     # the seats still in the hand (3-6 players: who has not folded)
+    seats: tuple = ("small blind (button)", "big blind")     # every seat's name
+    strategy_name: str = "average strategy"   # which strategy (Blueprint.strategy_name)
 
     @property
     def line_probability(self):
-        """P(the line is played | this board), deals uniform over the unseen cards."""
-        return float(self.weight[0].sum())
+        """P(the line is played | this board), deals uniform over the unseen cards (3-6
+        players: with card removal as :func:`multiway_range` takes it)."""
+        return float(self.weight[self.player].sum())
 
     def combo_names(self):
         """Each combo as text, higher card first (``"AsKh"``)."""
@@ -117,6 +126,22 @@ def walk_line(game, labels):
     return np.array(steps, dtype=np.int64).reshape(-1, 5), node
 
 
+def walk_multiway_line(game, labels):
+    """The decisions of a line of abstract labels in the multi-way game ([(node, action index)],
+    each node a ``MultiwayNode``) and the node it reaches; ValueError as :func:`walk_line`."""
+    node, steps = game.root_node(), []
+    for label in labels:
+        if node.is_terminal:
+            raise ValueError(f"line {labels!r}: the hand is over before {label!r}")
+        names = node.labels()
+        if label not in names:
+            raise ValueError(f"line {labels!r}: {label!r} is not an action here "
+                             f"(legal: {', '.join(names)})")
+        steps.append((node, names.index(label)))
+        node = node.child(names.index(label))
+    return steps, node
+
+
 def live_combos(board):
     """int64[n, 2]: every pair of cards (lower first) that uses no card of ``board``."""
     dead = set(board)
@@ -124,22 +149,9 @@ def live_combos(board):
     return np.array(list(combinations(live, 2)), dtype=np.int64).reshape(-1, 2)
 
 
-def node_range(bp, line=(), board=(), average=True):
-    """The :class:`NodeRange` after ``line`` (labels, a string or an export history:
-    ``Blueprint.line_labels``) with ``board`` (text such as ``"Ah Kd 7c"`` or card ints: as many
-    cards as the node's street has dealt). Heads-up No-Limit Hold'em."""
-    from holdem.abstraction.bucket_tables import make_work
-    from holdem.cards import card_tuple, describe_cards, repeated_card
+def _check_board(labels, street, board):
+    from holdem.cards import describe_cards, repeated_card
 
-    game = bp.game
-    game.require(LINES, "a range view")
-    labels = list(bp.line_labels(line))
-    board = card_tuple(() if board is None else board, "board")
-    steps, node = walk_line(game, labels)
-    tree = game.tree
-    if tree.kind[node] != 0:
-        raise ValueError(f"line {' '.join(labels) or '(root)'!r} ends the hand")
-    street = int(tree.street[node])
     if len(board) != STREET_BOARD[street]:
         raise ValueError(f"line {' '.join(labels) or '(root)'!r} reaches a "
                          f"{('preflop', 'flop', 'turn', 'river')[street]} decision: the board "
@@ -148,19 +160,58 @@ def node_range(bp, line=(), board=(), average=True):
     twice = repeated_card(board)
     if twice:
         raise ValueError(f"{twice} is on the board twice")
+
+
+def _combo_buckets(game, board, street):
+    """(live combos int64[n, 2], their buckets int64[n, 4] on the streets up to ``street``)."""
+    from holdem.abstraction.bucket_tables import make_work
+
     combos = live_combos(board)
     full = np.zeros(5, dtype=np.int64)
     full[:len(board)] = board
     buckets = np.zeros((combos.shape[0], 4), dtype=np.int64)
     rk.combo_buckets(game.deal.tables, combos, full, np.int64(street), buckets, make_work())
+    return combos, buckets
+
+
+def node_range(bp, line=(), board=(), average=True):
+    """The :class:`NodeRange` after ``line`` (labels, a string or an export history:
+    ``Blueprint.line_labels``) with ``board`` (text such as ``"Ah Kd 7c"`` or card ints: as many
+    cards as the node's street has dealt). No-Limit Hold'em, any number of seats (3-6:
+    :func:`multiway_range`). Where training kept no average strategy (a street past
+    ``solver.average_max_street``) the current strategy is used, and ``strategy_name`` says
+    so."""
+    from holdem.cards import card_tuple
+
+    game = bp.game
+    game.require(CARDS, "a range view")
+    labels = list(bp.line_labels(line))
+    board = card_tuple(() if board is None else board, "board")
+    if not game.supports(LINES):
+        return multiway_range(bp, labels, board, average)
+    steps, node = walk_line(game, labels)
+    tree = game.tree
+    if tree.kind[node] != 0:
+        raise ValueError(f"line {' '.join(labels) or '(root)'!r} ends the hand")
+    street = int(tree.street[node])
+    _check_board(labels, street, board)
+    combos, buckets = _combo_buckets(game, board, street)
     na = int(tree.num_actions[node])
-    reach = np.zeros((2, combos.shape[0]))
-    mix = np.zeros((combos.shape[0], na))
-    rk.line_reach(bp._sorted_keys, bp._order, bp._offsets, bp._strategy_sum, bp._regrets,
-                  bool(average), np.int64(game.bucket_stride), steps, buckets,
-                  np.int64(tree.history[node]), np.int64(street), np.int64(na), reach, mix,
-                  np.zeros(max(2, game.max_actions)))
     n = combos.shape[0]
+    # Steps on streets with an average strategy read it; later ones the current strategy.
+    kept = np.array([average and bp.keeps_average(int(st)) for st in steps[:, 2]], dtype=bool)
+    reach = np.ones((2, n))
+    mix = np.zeros((n, na))
+    for flag in (True, False):
+        part_reach, part_mix = np.zeros((2, n)), np.zeros((n, na))
+        rk.line_reach(bp._sorted_keys, bp._order, bp._offsets, bp._strategy_sum, bp._regrets,
+                      flag, np.int64(game.bucket_stride),
+                      np.ascontiguousarray(steps[kept == flag]), buckets,
+                      np.int64(tree.history[node]), np.int64(street), np.int64(na), part_reach,
+                      part_mix, np.zeros(max(2, game.max_actions)))
+        reach *= part_reach
+        if flag == (average and bp.keeps_average(street)):
+            mix = part_mix
     disjoint = (52 - len(board) - 2) * (52 - len(board) - 3) // 2
     weight = np.zeros((2, n))
     rk.joint_weights(combos, reach, float(n * disjoint), weight, np.zeros((2, 52)),
@@ -170,4 +221,82 @@ def node_range(bp, line=(), board=(), average=True):
                      actions=tuple(game.lines.labels[int(tree.child_start[node]) + a]
                                    for a in range(na)),
                      names=tuple(bp.action_meanings(labels).values()), combos=combos,
-                     buckets=buckets[:, street].copy(), reach=reach, weight=weight, mix=mix)
+                     buckets=buckets[:, street].copy(), reach=reach, weight=weight, mix=mix,
+                     players=(0, 1), seats=_seat_names(game),
+                     strategy_name=bp.strategy_name(street, average, first_street=0))
+
+
+def _seat_names(game):
+    return tuple(game.cards.engine.seat_name(p, game.num_players)
+                 for p in range(game.num_players))
+
+
+def strategy_table(bp, keys, num_actions, average):
+    """float64[len(keys), num_actions]: the strategy at each infoset key (the normalized strategy
+    sums, or with ``average=False`` regret matching; uniform where a key was never visited or
+    its values are all zero), read from the blueprint's arrays with numpy."""
+    keys = np.asarray(keys, dtype=np.int64)
+    sorted_keys = bp._sorted_keys
+    pos = np.minimum(np.searchsorted(sorted_keys, keys), max(sorted_keys.size - 1, 0))
+    found = (sorted_keys[pos] == keys) if sorted_keys.size else np.zeros(keys.size, bool)
+    out = np.zeros((keys.size, num_actions))
+    rows = bp._order[pos[found]]
+    index = bp._offsets[rows][:, None] + np.arange(num_actions)[None, :]
+    values = np.asarray((bp._strategy_sum if average else bp._regrets)[index], dtype=np.float64)
+    out[found] = values if average else np.maximum(values, 0.0)
+    total = out.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, out / total, 1.0 / num_actions)
+
+
+def multiway_range(bp, labels, board, average=True):
+    """:func:`node_range` of a 3-6 player blueprint (the multi-way game: no enumerated tree, so
+    the line is walked node by node and each decision's strategy read per bucket with numpy).
+
+    ``reach[p, i]`` is seat p's own reach with combo i along the line (every seat; a seat that
+    folded keeps the reach of its fold) and ``players`` the seats still in the hand. ``weight``
+    is for those seats only (0 for the others): ``reach[p, i]`` times, for each other seat q
+    still in, the share of q's reach on combos that share no card with i -- card removal
+    between p and each opponent, taken one opponent at a time (not between the opponents, nor
+    against the folded seats' cards), which heads-up is exact. ``line_probability`` is then the
+    sum of the weights of the seat to act."""
+    game = bp.game
+    steps, node = walk_multiway_line(game, labels)
+    if node.is_terminal:
+        raise ValueError(f"line {' '.join(labels) or '(root)'!r} ends the hand")
+    street = node.street
+    _check_board(labels, street, board)
+    combos, buckets = _combo_buckets(game, board, street)
+    num_buckets = game.deal.tables.num_buckets
+
+    def table(at, na):
+        keys = game.infoset_keys([at.history], int(num_buckets[at.street]))[0]
+        return strategy_table(bp, keys, na, average and bp.keeps_average(at.street))
+
+    n, seats = combos.shape[0], game.num_players
+    reach = np.ones((seats, n))
+    for at, action in steps:
+        strategy = table(at, len(at.actions()))
+        reach[at.player] *= strategy[buckets[:, at.street], action]
+    na = len(node.actions())
+    mix = table(node, na)[buckets[:, street]]
+    players = tuple(q for q, folded in enumerate(node.folded) if not folded)
+    weight = np.zeros((seats, n))
+    disjoint = (52 - len(board) - 2) * (52 - len(board) - 3) / 2
+    for p in players:
+        weight[p] = reach[p] / n
+        for q in players:
+            if q != p:
+                weight[p] *= _disjoint_reach(combos, reach[q]) / disjoint
+    return NodeRange(line=tuple(labels), board=tuple(board), street=street, player=node.player,
+                     actions=tuple(node.labels()), names=tuple(bp.action_meanings(labels).values()),
+                     combos=combos, buckets=buckets[:, street].copy(), reach=reach,
+                     weight=weight, mix=mix, players=players, seats=_seat_names(game),
+                     strategy_name=bp.strategy_name(street, average, first_street=0))
+
+
+def _disjoint_reach(combos, reach):
+    """float64[n]: the sum of ``reach`` over the combos that share no card with each combo."""
+    blockers = np.bincount(combos[:, 0], reach, minlength=52) + np.bincount(
+        combos[:, 1], reach, minlength=52)
+    return reach.sum() - blockers[combos[:, 0]] - blockers[combos[:, 1]] + reach

@@ -1,4 +1,5 @@
-"""Range chart of a heads-up blueprint at any decision, from the command line.
+"""Range chart of a No-Limit Hold'em blueprint (2-6 players) at any decision, from the command
+line.
 
     python -m holdem.cli.charts --checkpoint runs/x                  # SB first to act
     python -m holdem.cli.charts --checkpoint runs/x --line "r2.5b" --html bb.html
@@ -20,7 +21,8 @@ from holdem.fileio import atomic_open
 
 def build_parser():
     p = ArgumentParser(prog="python -m holdem.cli.charts",
-                       description="Range chart of a heads-up blueprint: the action mix of all "
+                       description="Range chart of a No-Limit Hold'em blueprint (2-6 players): the "
+                       "action mix of all "
                        "169 hand classes at one decision, preflop or with a board (terminal grid "
                        "by default).")
     p.add_checkpoint()

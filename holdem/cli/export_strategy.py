@@ -36,7 +36,8 @@ COMPILE_SECONDS = 1
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import load_checkpoint_store
-    from holdem.analysis.export import export_records, filter_records, to_csv, to_json
+    from holdem.analysis.export import (export_records, export_strategy_name, filter_records,
+                                        to_csv, to_json)
     from holdem.metrics import compile_notice
 
     with compile_notice(COMPILE_SECONDS):
@@ -44,11 +45,13 @@ def main(argv=None):
     records = filter_records(export_records(game, store, checkpoint, args.street), args.street,
                              args.player)
     fmt = args.format or ("csv" if Path(args.out).suffix.lower() == ".csv" else "json")
+    strategy = export_strategy_name(game, checkpoint, records)
     text = (to_csv(records) if fmt == "csv"
-            else to_json(records, game.name, checkpoint.iterations))
+            else to_json(records, game.name, checkpoint.iterations, strategy))
     with atomic_open(args.out, "w") as f:
         f.write(text)
-    print(f"wrote {len(records)} infosets to {Path(args.out).resolve()}", file=sys.stderr)
+    print(f"wrote {len(records)} infosets to {Path(args.out).resolve()} ({strategy})",
+          file=sys.stderr)
     return 0
 
 

@@ -16,13 +16,15 @@ card bucket (preflop also its hand classes, e.g. ``AKo``), then each action's la
 does here (``c`` is a check or a call of so much, ``r...`` a bet or raise to so much) and its
 probability.
 
-Range notation (heads-up): ``LINE | BOARD``. It prints the probability of the line on that board
-(both players' actions, card removal between their hands included), each player's reach per hand
-class as a 13 x 13 grid (the share of the class it plays the line with: 100 = always, . = every
-combo is on the board), the action mix of the player to act over its range, and each player's
-range as a range string (``AA,KK:0.5,...``: weight = reach; per combo with ``--combos``), which
-other poker tools read. ``--out FILE.csv`` writes one row per live combo: its class, bucket, each
-player's reach and weight, and the action mix.
+Range notation (any number of seats): ``LINE | BOARD``. It prints the probability of the line on
+that board (every player's actions, card removal between their hands included), the reach per
+hand class of each player still in the hand as a 13 x 13 grid (the share of the class it plays
+the line with: 100 = always, . = every combo is on the board), the action mix of the player to
+act over its range, and each player's range as a range string (``AA,KK:0.5,...``: weight =
+reach; per combo with ``--combos``), which other poker tools read. ``--out FILE.csv`` writes one
+row per live combo: its class, bucket, each player's reach and weight, and the action mix. The
+first line names the strategy: the average, or the current one on the streets where training
+kept no average (``solver.average_max_street``).
 """
 
 import sys
@@ -37,7 +39,7 @@ def build_parser():
     p.add_argument("--spot", metavar='"LINE | HOLE | BOARD"',
                    help="a decision (NLHE), e.g. \"r2.5b c | As Kd | 2c 7h 9d\"")
     p.add_argument("--range", metavar='"LINE | BOARD"', dest="range_",
-                   help="both players' ranges at a node (heads-up NLHE), e.g. "
+                   help="every player's range at a node (NLHE), e.g. "
                    "\"r2.5b c | 2c 7h 9d\"")
     p.add_argument("--combos", action="store_true",
                    help="--range: range strings per combo (AsKh:0.5) instead of per class")
@@ -108,7 +110,7 @@ def main(argv=None):
                 node = bp.range(line, board, average=not args.current)
         except ValueError as exc:
             raise ConfigError(f"--range {args.range_!r}: {exc}") from None
-        print("\n".join(describe_range(node, meta["iterations"], args.current, args.combos)))
+        print("\n".join(describe_range(node, meta["iterations"], args.combos)))
         if args.out:
             write_range_csv(node, args.out)
             print(f"wrote {args.out}")
@@ -132,18 +134,16 @@ def main(argv=None):
             spot = bp.spot(labels, hole, board, average=not args.current)
     except ValueError as exc:
         raise ConfigError(f"--spot {args.spot!r}: {exc}") from None
-    print("\n".join(describe_spot(spot, meta["iterations"], args.current)))
+    print("\n".join(describe_spot(spot, meta["iterations"])))
     return 0
 
 
 RANGE_COMPILE_SECONDS = 6
 """CPU seconds that compiling the range kernels takes with a cold numba cache."""
 
-SEATS = ("small blind", "big blind")
-
-
-def describe_range(node, iterations, current=False, combos=False):
-    """The lines ``--range`` prints for a :class:`holdem.analysis.ranges.NodeRange`."""
+def describe_range(node, iterations, combos=False):
+    """The lines ``--range`` prints for a :class:`holdem.analysis.ranges.NodeRange`: one grid,
+    likeliest combos and range string per player still in the hand."""
     import numpy as np
 
     from holdem.analysis.blueprint import STREETS
@@ -151,17 +151,20 @@ def describe_range(node, iterations, current=False, combos=False):
     from holdem.analysis.range_strings import format_range
     from holdem.cards import format_card
 
-    which = "current (regret matching)" if current else "average"
     board = " ".join(map(format_card, node.board)) or "no board"
+    seats = node.seats
     lines = [f"range after {' '.join(node.line) or '(the start)'} on {board}: "
-             f"{STREETS[node.street]}, player {node.player} ({SEATS[node.player]}) to act; "
-             f"{which} strategy after {iterations:,} iterations",
+             f"{STREETS[node.street]}, player {node.player} ({seats[node.player]}) to act; "
+             f"{node.strategy_name} after {iterations:,} iterations",
              f"line probability on this board: {node.line_probability:.6g} "
              f"({node.combos.shape[0]:,} live combos per player)"]
-    for player in (0, 1):
+    if len(seats) > 2:
+        lines.append(f"players in the hand: {', '.join(f'{p} ({seats[p]})' for p in node.players)}"
+                     " (card removal between each player and each opponent, one at a time)")
+    for player in node.players:
         by_class = node.by_class(player)
-        share = node.weight[player] / max(node.line_probability, 1e-300)
-        lines.append(f"player {player} ({SEATS[player]}) reach % per class "
+        share = node.weight[player] / max(node.weight[player].sum(), 1e-300)
+        lines.append(f"player {player} ({seats[player]}) reach % per class "
                      f"({(node.reach[player] > 0).sum():,} combos in the range):")
         for r in range(13):
             cells = []
@@ -180,15 +183,15 @@ def describe_range(node, iterations, current=False, combos=False):
     lines.append(f"player {node.player} over its range: " + ", ".join(
         f"{label} ({meaning}) {100 * p:.1f}%"
         for label, meaning, p in zip(node.actions, node.names, mix)))
-    for player in (0, 1):
+    for player in node.players:
         text = format_range(node.range_weights(player, combos=combos), combos=combos)
         lines.append(f"range string, player {player}: {text or '(empty)'}")
     return lines
 
 
 def write_range_csv(node, path):
-    """One row per live combo: combo, class, bucket, reach and weight of each player, and the
-    mix of the player to act (one column per action label)."""
+    """One row per live combo: combo, class, bucket, reach and weight of each player still in
+    the hand, and the mix of the player to act (one column per action label)."""
     import csv
     import io
 
@@ -198,18 +201,19 @@ def write_range_csv(node, path):
     cells = node.class_cells()
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["combo", "class", "bucket", "reach_p0", "reach_p1", "weight_p0",
-                     "weight_p1", *(f"mix_{a}" for a in node.actions)])
+    players = node.players
+    writer.writerow(["combo", "class", "bucket", *(f"reach_p{p}" for p in players),
+                     *(f"weight_p{p}" for p in players), *(f"mix_{a}" for a in node.actions)])
     for i, name in enumerate(node.combo_names()):
         writer.writerow([name, GRID[cells[i, 0]][cells[i, 1]], int(node.buckets[i]),
-                         *(f"{x:.9g}" for x in (node.reach[0, i], node.reach[1, i],
-                                                node.weight[0, i], node.weight[1, i])),
+                         *(f"{node.reach[p, i]:.9g}" for p in players),
+                         *(f"{node.weight[p, i]:.9g}" for p in players),
                          *(f"{x:.9g}" for x in node.mix[i])])
     with atomic_open(path, "w", encoding="utf-8") as f:
         f.write(out.getvalue())
 
 
-def describe_spot(spot, iterations, current=False):
+def describe_spot(spot, iterations):
     """The lines ``--spot`` prints for a :class:`holdem.analysis.blueprint.Spot`."""
     from holdem.analysis.blueprint import STREETS
 
@@ -218,11 +222,10 @@ def describe_spot(spot, iterations, current=False):
     cards = " ".join(spot.hole) + (f", board {' '.join(spot.board)}" if spot.board else "")
     hands = (f" = hand class{'es' if len(spot.hands) > 1 else ''} {' '.join(spot.hands)}"
              if spot.hands else "")
-    which = "current (regret matching)" if current else "average"
     lines = [f"to act: player {spot.player}, the {spot.seat}; {street}; pot {spot.pot:g} bb, "
              f"{call}",
              f"cards: {cards} -> {street} bucket {spot.bucket} of {spot.num_buckets}{hands}",
-             f"{which} strategy after {iterations:,} iterations:"]
+             f"{spot.strategy_name} after {iterations:,} iterations:"]
     width = max(len(label) for label in spot.labels)
     mwidth = max(len(m) for m in spot.meanings)
     lines += [f"  {label:<{width}}  {meaning:<{mwidth}}  {p:.4f}"

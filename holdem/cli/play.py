@@ -1,4 +1,5 @@
-"""Play heads-up No-Limit Hold'em in the terminal against a blueprint.
+"""Play No-Limit Hold'em in the terminal against a blueprint: heads-up, or in one seat of a 3-6
+player table (a six-max blueprint: you and five bots).
 
     python -m holdem.cli.play --checkpoint runs/x [--seed S] [--hands N] [--show-probs]
                               [--stack 100] [--big-blind 100] [--history session.phhs]
@@ -8,8 +9,10 @@ chips, 100 chips = 1 big blind by default). The bot is :class:`holdem.analysis.b
 it maps the real action history onto the blueprint's abstract betting tree (a size between two
 abstract sizes is read as one of them at random, drawn once per hand, and the game prints that
 mapping after your bet), samples an abstract action and turns it back into a legal real action;
-off the tree it checks or calls. Seats alternate: in odd-numbered hands you are the small blind
-(= button, first to act preflop), in even-numbered ones the big blind. Stacks are reset every hand.
+off the tree it checks or calls; at a table of 3-6 it plays every seat but yours. Seats
+rotate: heads-up in odd-numbered hands you are the small blind (= button, first to act preflop),
+in even-numbered ones the big blind; at a table of n, hand k puts you in seat (k - 1) mod n
+(small blind, big blind, UTG, ..., button). Stacks are reset every hand.
 
 Commands: ``f`` fold, ``c`` check or call, ``k`` check, ``b N`` / ``r N`` bet or raise to N chips
 (street total; ``r 7bb`` in big blinds), ``a`` all-in, ``?`` legal actions, ``p`` show or hide the
@@ -129,6 +132,15 @@ class PlaySession:
             self.bot = BlueprintBot(bp, big_blind, np.random.default_rng(bot_seed))
         self.total, self.hands = 0, 0
         self.history = history
+        self.num_players = bp.game.num_players
+        engine = bp.game.cards.engine
+        self.seats = tuple(engine.seat_name(q, self.num_players) for q in range(self.num_players))
+
+    def who(self, seat, human):
+        """'You', 'Bot' (heads-up) or 'Bot (cutoff)'."""
+        if seat == human:
+            return "You"
+        return "Bot" if self.num_players == 2 else f"Bot ({self.seats[seat]})"
 
     def bb_text(self, chips):
         return f"{chips / self.bb:+g} bb"
@@ -139,7 +151,8 @@ class PlaySession:
 
         try:
             while not num_hands or self.hands < num_hands:
-                self.play_hand(HandState(self.config, rng=self.deal_rng), human=self.hands % 2)
+                self.play_hand(HandState(self.config, rng=self.deal_rng),
+                               human=self.hands % self.num_players)
         except Quit as stop:
             self.write(str(stop))
         rate = f" ({1000 * self.total / self.bb / self.hands:+.0f} mbb/hand)" if self.hands else ""
@@ -148,9 +161,10 @@ class PlaySession:
         return self.hands
 
     def play_hand(self, state, human):
-        bot, number = 1 - human, self.hands + 1
-        seats = ("small blind (button)", "big blind")
-        self.write(f"\n=== Hand {number}: you are the {seats[human]}, the bot the {seats[bot]} "
+        number, seats = self.hands + 1, self.seats
+        bots = (f"the bot the {seats[1 - human]}" if self.num_players == 2
+                else f"bots in the other {self.num_players - 1} seats")
+        self.write(f"\n=== Hand {number}: you are the {seats[human]}, {bots} "
                    f"(stacks {self.config.stacks[0]}, blinds {self.config.small_blind}/"
                    f"{self.config.big_blind}) ===")
         self.write(f"Your cards: {self.cards(state.hole_cards[human])}")
@@ -158,7 +172,7 @@ class PlaySession:
         while not state.is_terminal:
             shown = self.show_deals(state, shown)
             if state.to_act == human:
-                self.human_turn(state, human, bot, number)
+                self.human_turn(state, human, number)
             else:
                 decision = self.bot.decide(state)
                 if decision.note:
@@ -167,9 +181,10 @@ class PlaySession:
                     mix = "  ".join(f"{a} {100 * p:.1f}%" for a, p in decision.probs.items())
                     self.write(f"  bot strategy at [{' '.join(decision.labels) or 'root'}]: "
                                f"{mix} -> {decision.label}")
-                self.write(describe(state.apply(decision.action), "Bot"))
+                seat = state.to_act
+                self.write(describe(state.apply(decision.action), self.who(seat, human)))
         self.show_deals(state, shown)
-        self.finish(state, human, bot)
+        self.finish(state, human)
 
     def show_deals(self, state, shown):
         history = state.history
@@ -179,12 +194,15 @@ class PlaySession:
                 self.write(f"--- {STREETS[rec.street]}: {self.cards(board)}")
         return len(history)
 
-    def human_turn(self, state, human, bot, number):
+    def human_turn(self, state, human, number):
         street_in = state.street_commitments
         board = f" {self.cards(state.board)}" if state.board else ""
+        others = " | ".join(
+            f"{self.who(q, human).lower()} {state.stacks[q]} behind, {street_in[q]} in"
+            for q in range(self.num_players) if q != human and not state.folded[q])
         self.write(f"[{STREETS[state.street]}{board}] you {self.cards(state.hole_cards[human])}"
                    f" | pot {state.pot_total} | you {state.stacks[human]} behind, "
-                   f"{street_in[human]} in | bot {state.stacks[bot]} behind, {street_in[bot]} in"
+                   f"{street_in[human]} in | {others}"
                    f" | to call {state.bet_to - street_in[human]}")
         while True:
             try:
@@ -217,11 +235,13 @@ class PlaySession:
                         self.write(f"  ({reading})")
                 return
 
-    def finish(self, state, human, bot):
+    def finish(self, state, human):
         won = state.payoffs()[human]
-        if not any(state.folded):
-            self.write(f"Showdown: you {self.cards(state.hole_cards[human])}, bot "
-                       f"{self.cards(state.hole_cards[bot])}, board {self.cards(state.board)}")
+        live = [q for q in range(self.num_players) if not state.folded[q]]
+        if len(live) > 1:
+            shown = ", ".join(f"{self.who(q, human).lower()} {self.cards(state.hole_cards[q])}"
+                              for q in live)
+            self.write(f"Showdown: {shown}, board {self.cards(state.board)}")
         self.write(self.line_text(state))
         verb = "win" if won > 0 else ("lose" if won < 0 else "split, net")
         self.total += won
@@ -232,8 +252,10 @@ class PlaySession:
         if self.history is not None:
             from holdem.analysis.hand_history import hand_from_state
 
-            players, seats = ["You", "You"], [1, 1]
-            players[bot], seats[bot] = f"Bot: blueprint {self.bp.metadata['path']}", 2
+            n = self.num_players
+            players = [f"Bot: blueprint {self.bp.metadata['path']}"] * n
+            players[human] = "You"
+            seats = [(q - human) % n + 1 for q in range(n)]       # you in seat 1
             self.history.add(hand_from_state(state, players, seats, self.hands))
 
     def line_text(self, state):
@@ -250,7 +272,8 @@ class PlaySession:
 # -- command line ---------------------------------------------------------------------------
 def build_parser():
     p = ArgumentParser(prog="python -m holdem.cli.play",
-                       description="Play heads-up No-Limit Hold'em against a blueprint. "
+                       description="Play No-Limit Hold'em against a blueprint: heads-up, or "
+                       "in one seat of its 3-6 player table with a bot in every other seat. "
                        "Commands at the prompt: " + HELP)
     p.add_checkpoint()
     p.add_argument("--seed", type=non_negative_int, help="seed for the cards and the bot "
@@ -287,13 +310,15 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
-    from holdem.games import LINES
+    from holdem.games import CARDS, LINES
     from holdem.metrics import compile_notice
 
     bp = Blueprint.load(args.checkpoint)
-    if not bp.game.supports(LINES):
-        raise ConfigError(f"checkpoint {args.checkpoint}: play needs a heads-up No-Limit "
-                          f"Hold'em blueprint, not {bp.game.name!r} with "
+    if not bp.game.supports(CARDS):
+        raise ConfigError(f"checkpoint {args.checkpoint}: play needs a No-Limit Hold'em "
+                          f"blueprint, not {bp.game.name!r}")
+    if args.resolve and not bp.game.supports(LINES):
+        raise ConfigError(f"--resolve: re-solving is heads-up only; this blueprint has "
                           f"{bp.game.num_players} players")
     if args.resolve_safe and args.resolve != "river":
         raise ConfigError("--resolve-safe needs --resolve river")
