@@ -54,6 +54,8 @@ class GameConfig:
 class SolverConfig:
     sampling: str = "external"
     exploration: float = 0.6
+    opponent_exploration: float = 0.0
+    opponent_exploration_stop: typing.Optional[float] = None
     weighting: str = "none"
     discount_interval: float = 1
     discount_stop: typing.Optional[float] = None
@@ -149,8 +151,10 @@ _NON_NEGATIVE = {("solver", "prune_after"), ("train", "iters"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
                  ("train", "merge_threads"), ("train", "own_delta_weight"),
                  ("train", "flush_iters"),
-                 ("solver", "average_max_street"), ("solver", "discount_stop")}
-_PROBABILITY = {("solver", "exploration"), ("solver", "prune_prob")}
+                 ("solver", "average_max_street"), ("solver", "discount_stop"),
+                 ("solver", "opponent_exploration_stop")}
+_PROBABILITY = {("solver", "exploration"), ("solver", "opponent_exploration"),
+                ("solver", "prune_prob")}
 _RANGE = {("game", "num_players"): (2, 6)}      # the multi-way kernels' MAX_PLAYERS
 
 
@@ -232,6 +236,8 @@ def _cheap_eval(config):
 _APPLIES = {
     ("game", "num_players"): _seats,
     ("solver", "exploration"): _when("solver.sampling", "outcome"),
+    ("solver", "opponent_exploration"): _when("solver.sampling", "external"),
+    ("solver", "opponent_exploration_stop"): _when("solver.sampling", "external"),
     ("solver", "discount_interval"): _when("solver.weighting", "linear"),
     ("solver", "discount_stop"): _when("solver.weighting", "linear", "dcfr"),
     **{("solver", name): _when("solver.weighting", "dcfr")

@@ -133,7 +133,7 @@ class BatchRunner:
         ``state``: the RNG state to continue (advanced in place); None: the stream of ``t0``."""
         game = self.game
         params = make_params(self.config.solver, game.num_streets, is_delta=True,
-                             elapsed=elapsed, own_weight=self.own_weight)
+                             elapsed=elapsed, own_weight=self.own_weight, iterations=t0)
         if state is None:
             state = batch_rng_state(self.config.train.seed, t0)
         if self.utility.shape[0] < n:

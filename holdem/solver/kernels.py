@@ -47,7 +47,7 @@ WEIGHT_STEPPED = 1
 NO_FLOOR = -3.0e38
 
 Params = namedtuple("Params", [
-    "sampling", "exploration",
+    "sampling", "exploration", "opp_exploration",
     "weight_mode", "weight_interval", "weight_stop", "fixed_weight",
     "regret_floor", "prune_start", "prune_prob", "prune_threshold",
     "avg_max_street", "is_delta", "own_weight",
@@ -236,10 +236,17 @@ def close_node(write, ws, d, na, w, floor, is_delta):
 @njit
 def external_traverse(game, read, write, params, ws, traverser, w, prune, state):
     """One external-sampling traversal of ``game`` (a :mod:`holdem.solver.game_nodes` game) for
-    ``traverser``; returns its sampled value."""
+    ``traverser``; returns its sampled value.
+
+    With ``params.opp_exploration`` = e > 0 the other players *tremble*: their actions are
+    drawn from (1 - e) sigma + e uniform instead of sigma, with no importance weight, so the
+    traverser learns to answer lines the others' strategies rarely or never take (an
+    e-perturbed game: a slightly different equilibrium, trained everywhere a deviation can
+    lead). Weighting by sigma / q instead would leave every never-taken line with weight 0."""
     d = 0
     nodes.start(game, ws)
     ws.next_action[0] = -1
+    eps = params.opp_exploration
     floor = params.regret_floor * w if params.regret_floor > NO_FLOOR else NO_FLOOR
     threshold = params.prune_threshold * w
     ret = 0.0
@@ -256,7 +263,14 @@ def external_traverse(game, read, write, params, ws, traverser, w, prune, state)
             if p != traverser:
                 if woff >= 0 and street <= params.avg_max_street:
                     add_strategy(write, woff, na, sigma, w)
-                nodes.to_child(game, ws, d, sample_action(sigma, na, state), d)
+                if eps > 0.0:
+                    probs = ws.util[d]      # free: the node at depth d is not the traverser's
+                    for a in range(na):
+                        probs[a] = (1.0 - eps) * sigma[a] + eps / na
+                    a = sample_action(probs, na, state)
+                else:
+                    a = sample_action(sigma, na, state)
+                nodes.to_child(game, ws, d, a, d)
                 continue
             ws.offset[d] = woff
             # Pluribus skips actions whose regret is below the threshold, except on the last

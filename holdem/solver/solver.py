@@ -43,11 +43,13 @@ class RingBuffer:
         return float(self.values[:n].mean()) if n else float("nan")
 
 
-def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0, own_weight=1.0):
+def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0, own_weight=1.0,
+                iterations=0):
     """Kernel parameters from a :class:`holdem.config.SolverConfig`.
 
     With ``schedule_clock: seconds`` the weight and the pruning switch are fixed for a batch from
-    the run's cumulative training time ``elapsed``.
+    the run's cumulative training time ``elapsed``. ``iterations``: the run's iterations before
+    the batch (``solver.opponent_exploration`` ends at ``opponent_exploration_stop``).
     """
     by_time = solver_cfg.schedule_clock == "seconds"
     stop = solver_cfg.discount_stop
@@ -74,6 +76,9 @@ def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0, own_weight
         sampling=kernels.SAMPLING_EXTERNAL if solver_cfg.sampling == "external"
         else kernels.SAMPLING_OUTCOME,
         exploration=float(solver_cfg.exploration),
+        opp_exploration=float(solver_cfg.opponent_exploration)
+        if solver_cfg.opponent_exploration_stop is None
+        or iterations < solver_cfg.opponent_exploration_stop else 0.0,
         weight_mode=mode, weight_interval=np.int64(interval), weight_stop=np.int64(stop_i),
         fixed_weight=fixed, regret_floor=floor, prune_start=np.int64(prune_start),
         prune_prob=float(solver_cfg.prune_prob), prune_threshold=float(solver_cfg.prune_threshold),
@@ -207,7 +212,8 @@ class Solver:
         self.last_utility_sum = 0.0      # player 0's sampled values summed over the last run()
 
     def params(self):
-        return make_params(self.config.solver, self.game.num_streets, elapsed=self.elapsed)
+        return make_params(self.config.solver, self.game.num_streets, elapsed=self.elapsed,
+                           iterations=self.iterations)
 
     def run(self, n):
         """Run ``n`` iterations; return how many ran (always ``n``). When the store cannot grow
