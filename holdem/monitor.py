@@ -66,8 +66,11 @@ class RunMonitor:
             self._cheap = evaluation.first_applicable(("exploitability", "preflop_change"),
                                                       self.game)
             if tc.eval_baseline and evaluation.applies("vs_baseline", self.game):
+                # samples=0: a multi-way match's correction costs about 10x the play; the
+                # run's evaluations keep their cost, eval_blueprint --vs gets the intervals
                 self._baseline = evaluation.make("vs_baseline", self.game,
-                                                 baseline=tc.eval_baseline, hands=tc.eval_hands)
+                                                 baseline=tc.eval_baseline, hands=tc.eval_hands,
+                                                 samples=0)
             if tc.eval_lbr and evaluation.applies("lbr", self.game):
                 self._lbr = evaluation.make("lbr", self.game, hands=tc.eval_lbr_hands,
                                             setting=tc.eval_lbr)

@@ -194,6 +194,8 @@ def test_three_player_training_visits_the_tree_and_learns():
 def test_multiway_rejects_outcome_sampling():
     data = config_mod.to_dict(_six_max_config())
     data["solver"]["sampling"] = "outcome"
+    for key in ("opponent_exploration", "opponent_exploration_stop"):   # external's own keys
+        data["solver"].pop(key, None)
     with pytest.raises(ConfigError, match="^test: solver.sampling: .*external only"):
         config_mod.from_dict(data, source="test")
 
@@ -385,3 +387,86 @@ def test_multiway_export_histories_are_lines_query_takes(trained_three_way, tmp_
         np.testing.assert_allclose(list(probs.values()), r["strategy"], rtol=1e-6)
         assert bp.line_labels(" ".join(labels)) == labels       # labels read back as labels
     assert len(checked) > 5 and any("r" in h for h in checked)
+
+
+# -- multi-way matches: the AIVAT-style correction ------------------------------------------
+
+def _turn_row(game, fold_first=True):
+    """The state at the start of the turn after the first player folds (or calls) preflop and
+    everyone else checks or calls."""
+    g = game.kernel
+    row = g.root.copy()
+    akind = np.zeros(16, np.int64)
+    ato = np.zeros(16, np.int64)
+    first = True
+    while row[mk.F_STREET] < 2:
+        na = mk.legal_actions_py(g, row, akind, ato)
+        a = 0 if (first and fold_first) else int(np.flatnonzero(akind[:na] == mk.ACT_CALL)[0])
+        first = False
+        mk.apply_action(g, row, row, akind[a], ato[a], a)
+    assert row[mk.F_KIND] == mk.KIND_DECISION
+    return row
+
+
+def test_checkdown_values_are_the_mean_showdown_over_every_river():
+    """On the turn the check-down value is exact: the mean over the 52 - 4 - 2 x players river
+    cards of the seat's chips at showdown (the folded player's cards stay out of the deck)."""
+    from holdem.analysis import multiway_play_kernels as mpk
+    from holdem.evaluator import rank7
+
+    game = make_game(_six_max_config())
+    g = game.kernel
+    row = _turn_row(game)
+    rng = np.random.default_rng(5)
+    cards = rng.permutation(52)
+    hole = cards[:6].reshape(3, 2).astype(np.int64)
+    board = cards[6:11].astype(np.int64)
+    scratch = mpk.make_scratch(3, 8)
+    scratch.rows[0] = row
+    state = np.zeros(4, np.uint64) + np.uint64(1)
+    for seat in range(3):
+        mpk.checkdown_values(g, 1, seat, hole, board, 2, 10, state, scratch)
+        expected = []
+        strength = np.zeros(3, np.int64)
+        out = np.zeros(3)
+        for river in sorted(set(range(52)) - set(cards[:10].tolist())):
+            for p in range(3):
+                strength[p] = rank7([*hole[p], *board[:4], river])
+            mk.payoffs_py(g, row, strength, out)
+            expected.append(out[seat])
+        assert len(expected) == 42
+        assert scratch.values[0] == pytest.approx(np.mean(expected), abs=1e-9)
+    folded = [p for p in range(3) if (row[mk.F_FOLDED] >> p) & 1]
+    assert len(folded) == 1
+    mpk.checkdown_values(g, 1, folded[0], hole, board, 2, 10, state, scratch)
+    assert scratch.values[0] == -row[mk.F_CONTRIB + folded[0]]      # a folded seat: its chips
+
+
+@pytest.mark.parametrize("opponent", ["call", "random", "equity"])
+def test_the_multiway_correction_leaves_the_match_alone_and_narrows_its_interval(
+        trained_three_way, opponent):
+    """The correction draws from a stream of its own (the hands played are the same with or
+    without it), has mean zero (within four standard errors), and removes the board's luck:
+    the corrected interval is narrower than the plain one. Each seat's mean is A's chips in
+    that seat, and the seats' mean is the match's."""
+    from holdem.analysis.headtohead import control_coefficient, match_samples, play_match
+
+    game = make_game(_six_max_config())
+    store = trained_three_way[1].store.arrays
+    plain0, none = match_samples(game, store, opponent, hands=3000, seed=4, samples=0)
+    assert none is None
+    plain, correction, seat_plain, seat_correction = match_samples(
+        game, store, opponent, hands=3000, seed=4, samples=50, seats=True)
+    np.testing.assert_array_equal(plain, plain0)
+    np.testing.assert_allclose(seat_plain.mean(axis=1), plain)
+    np.testing.assert_allclose(seat_correction.mean(axis=1), correction)
+    assert abs(correction.mean()) < 4 * correction.std() / np.sqrt(correction.size)
+    # an unbiased correction built on a value that follows the outcome is worth about itself:
+    # the fitted coefficient is near 1 (a sign error would fit near -1, noise near 0)
+    assert 0.7 < control_coefficient(plain, correction) < 1.3
+    result = play_match(game, store, opponent, hands=3000, seed=4, samples=50)
+    scale = 1000.0 / game.cards.table.chips_per_bb
+    assert result.raw_mbb_per_hand == pytest.approx(plain.mean() * scale)
+    assert result.ci95 < 0.8 * result.raw_ci95
+    assert len(result.seats) == 3
+    assert result.seat_line().startswith("SB ")

@@ -212,19 +212,21 @@ def _match_measurement(metric, start, opponent, result):
 @register
 class VsBaseline(Metric):
     """A match of the average strategy against a baseline bot (``BASELINES``), in mbb/hand with
-    a 95% CI (heads-up: duplicate deals with a control variate)."""
+    a 95% CI (duplicate deals with a control variate; with 3-6 players ``samples`` is
+    :func:`holdem.analysis.headtohead.play_match`'s, 0 for the plain mean)."""
 
     name = "vs_baseline"
     needs = CARDS
 
-    def __init__(self, game, baseline="equity", hands=20_000):
-        from holdem.analysis.headtohead import BASELINES, bot_tables
+    def __init__(self, game, baseline="equity", hands=20_000, samples=None):
+        from holdem.analysis.headtohead import BASELINES, MULTIWAY_SAMPLES, bot_tables
 
         super().__init__(game)
         if baseline not in BASELINES:
             raise ValueError(f"unknown baseline {baseline!r}; choose one of "
                              f"{', '.join(BASELINES)}")
         self.baseline, self.hands = baseline, int(hands)
+        self.samples = MULTIWAY_SAMPLES if samples is None else int(samples)
         self._tables = bot_tables(game) if game.supports(LINES) else None
 
     def measure(self, store, seed=0):
@@ -232,7 +234,7 @@ class VsBaseline(Metric):
 
         start = time.perf_counter()
         result = play_match(self.game, store.arrays, self.baseline, hands=self.hands,
-                            seed=int(seed), tables=self._tables)
+                            seed=int(seed), tables=self._tables, samples=self.samples)
         return _match_measurement(self, start, self.baseline, result)
 
 

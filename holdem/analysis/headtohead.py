@@ -29,8 +29,9 @@ class MatchResult:
     mbb_per_hand: float
     ci95: float
     hands: int              # hands played (one per seat per duplicate deal)
-    raw_mbb_per_hand: float = None  # heads-up: the plain mean, without the control variate
+    raw_mbb_per_hand: float = None  # the plain mean, without the control variate
     raw_ci95: float = None
+    seats: tuple = None     # 3-6 players: (mbb/hand, ci95) of A in each seat, seat 0 first
 
     def line(self):
         text = f"mbb/hand: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} (95% CI, {self.hands} hands"
@@ -38,6 +39,22 @@ class MatchResult:
             text += (f"; without the control variate {self.raw_mbb_per_hand:.1f} ± "
                      f"{self.raw_ci95:.1f}")
         return text + ")"
+
+    def seat_line(self):
+        """A's result in each seat (3-6 players), e.g. ``SB -2,310 ± 410, BB ...``."""
+        names = SEAT_NAMES[len(self.seats)]
+        return ", ".join(f"{name} {mbb:+,.0f} ± {ci:,.0f}"
+                         for name, (mbb, ci) in zip(names, self.seats))
+
+
+SEAT_NAMES = {3: ("SB", "BB", "BTN"), 4: ("SB", "BB", "CO", "BTN"),
+              5: ("SB", "BB", "UTG", "CO", "BTN"), 6: ("SB", "BB", "UTG", "HJ", "CO", "BTN")}
+"""Position names of seats 0.. at a table of 3-6 (seat 0 posts the small blind)."""
+
+MULTIWAY_SAMPLES = 200
+"""Random board completions behind each check-down value before the turn in a multi-way
+match's correction (:mod:`holdem.analysis.multiway_play_kernels`): 1,000 gave the same interval
+as 200 on a 6-max blueprint against the equity bot."""
 
 
 def bot_tables(game):
@@ -125,22 +142,37 @@ def _opponent(blueprint, opponent):
 
 
 def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tables=None,
-               cards_b=None):
+               cards_b=None, samples=MULTIWAY_SAMPLES):
     """The store ``store_a`` (StoreArrays, e.g. a live training store) against a BASELINES name,
     or against ``store_b`` when ``opponent`` is not a string; ``cards_b`` (heads-up only): the
-    game of B when its card abstraction differs from ``game``'s. Heads-up the result is the
+    game of B when its card abstraction differs from ``game``'s. The result is the
     control-variate estimate (plain + c x correction, with the c that minimises the variance,
-    fitted on the match itself: its bias is of order 1/deals), the plain one beside it."""
-    plain, correction = match_samples(game, store_a, opponent, store_b, hands, seed, tables,
-                                      cards_b)
+    fitted on the match itself: its bias is of order 1/deals), the plain one beside it. With 3-6
+    players the correction's check-down values draw ``samples`` board completions before the
+    turn (0: no correction, the plain mean only; faster) and the result has A's mean in each
+    seat, each with its own c."""
+    found = match_samples(game, store_a, opponent, store_b, hands, seed, tables, cards_b,
+                          samples=samples, seats=True)
+    plain, correction, seat_plain, seat_correction = found
     scale = 1000.0 / game.cards.table.chips_per_bb
     hands = game.num_players * plain.shape[0]
+    seats = None
+    if seat_plain is not None:
+        seats = tuple(_mean_ci(_adjusted(seat_plain[:, s], None if seat_correction is None
+                                         else seat_correction[:, s]), scale)
+                      for s in range(seat_plain.shape[1]))
     if correction is None:
-        return MatchResult(*_mean_ci(plain, scale), hands=hands)
-    adjusted = plain + control_coefficient(plain, correction) * correction
+        return MatchResult(*_mean_ci(plain, scale), hands=hands, seats=seats)
     raw_mean, raw_ci = _mean_ci(plain, scale)
-    return MatchResult(*_mean_ci(adjusted, scale), hands=hands, raw_mbb_per_hand=raw_mean,
-                       raw_ci95=raw_ci)
+    return MatchResult(*_mean_ci(_adjusted(plain, correction), scale), hands=hands,
+                       raw_mbb_per_hand=raw_mean, raw_ci95=raw_ci, seats=seats)
+
+
+def _adjusted(samples, correction):
+    """``samples`` plus the variance-minimising multiple of ``correction`` (None: as is)."""
+    if correction is None:
+        return samples
+    return samples + control_coefficient(samples, correction) * correction
 
 
 def control_coefficient(samples, correction):
@@ -154,14 +186,16 @@ def control_coefficient(samples, correction):
 
 
 def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tables=None,
-                  cards_b=None, log=None):
+                  cards_b=None, log=None, samples=MULTIWAY_SAMPLES, seats=False):
     """A's chips per deal in :func:`play_match`'s match and the control-variate correction of
-    each deal (mean zero), float64[deals] each; the correction is None with 3-6 players.
-    ``log``: a :data:`holdem.analysis.play_kernels.HandLog` filled with the first hands (it
-    changes nothing else)."""
+    each deal (mean zero), float64[deals] each; with 3-6 players and ``samples`` = 0 the
+    correction is None. ``seats``: also return A's chips and corrections per deal and seat,
+    float64[deals, seats] each (None heads-up). ``log``: a
+    :data:`holdem.analysis.play_kernels.HandLog` filled with the first hands (it changes
+    nothing else; neither does ``samples``: the correction draws from a stream of its own)."""
     game.require(CARDS, "head-to-head play")
-    seats = game.num_players
-    deals = max(1, (int(hands) + seats - 1) // seats)
+    num_seats = game.num_players
+    deals = max(1, (int(hands) + num_seats - 1) // num_seats)
     if isinstance(opponent, str):
         if opponent not in BASELINES:
             raise ValueError(f"unknown baseline {opponent!r}; choose one of "
@@ -174,11 +208,19 @@ def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, 
     k = np.asarray(game.deal.tables.num_buckets, dtype=np.int64)
     ws = make_workspace(**game.workspace_shape())
     if log is None:
-        log = pk.make_hand_log(0, seats, 1)
+        log = pk.make_hand_log(0, num_seats, 1)
     if not game.supports(LINES):       # no per-node bot tables: rotate the seats instead
+        seat_plain = np.zeros((deals, num_seats), np.float64)
+        seat_correction = np.zeros((deals, num_seats), np.float64)
+        value_state = rng.make_states(seed, 2)[1]
         mpk.play_rotations(game.kernel, game.deal, store_a, store_b, np.int64(kind), k, ws,
-                           state, np.int64(deals), plain, log)
-        return plain, None
+                           state, np.int64(deals), plain, log, seat_plain, seat_correction,
+                           np.int64(samples), value_state,
+                           mpk.make_scratch(num_seats, ws.akind.shape[1]))
+        correction = seat_correction.mean(axis=1) if samples > 0 else None
+        if not seats:
+            return plain, correction
+        return plain, correction, seat_plain, seat_correction if samples > 0 else None
     own = game if cards_b is None else cards_b
     correction = np.zeros(deals, dtype=np.float64)
     pk.play_duplicate(game.tree, game.deal, np.int64(game.bucket_stride), store_a, store_b,
@@ -186,7 +228,7 @@ def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, 
                       state, np.int64(deals), plain, correction, own.deal.tables,
                       np.int64(-1 if cards_b is None else cards_b.bucket_stride),
                       np.zeros((2, 4), np.int64), log)
-    return plain, correction
+    return (plain, correction, None, None) if seats else (plain, correction)
 
 
 def match_log(game, store_a, opponent, store_b=None, hands=100, seed=0, tables=None,

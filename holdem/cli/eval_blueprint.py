@@ -251,6 +251,8 @@ def _play(args):
         found = _measure(metric, store, args.seed, f"--vs {name}")
         result = found.detail
         print(f"vs {name}: {result.line()}")
+        if result.seats is not None:
+            print(f"vs {name} by seat: {result.seat_line()}")
         print(f"vs {name} speed: {result.hands / found.seconds:.0f} hands/s "
               f"({found.seconds:.1f} s)")
         if args.history:
@@ -314,6 +316,8 @@ def _resolve(args):
         result = resolve_match(bp, opponent, per_board=args.resolve_per_board, **options)
         name = opponent.checkpoint.path
         print(f"vs {name}: {result.line()}")
+        if result.seats is not None:
+            print(f"vs {name} by seat: {result.seat_line()}")
         print(f"vs {name} speed: {result.hands / result.seconds:.1f} hands/s "
               f"({result.seconds:.1f} s)")
     for setting in args.lbr or []:
