@@ -239,7 +239,7 @@ def match_log(game, store_a, opponent, store_b=None, hands=100, seed=0, tables=N
     first values :func:`match_samples` returns)."""
     log = pk.make_hand_log(int(hands), game.num_players, game.max_depth)
     plain, _ = match_samples(game, store_a, opponent, store_b, hands, seed, tables, cards_b,
-                             log=log)
+                             log=log, samples=0)        # the hands only: no correction
     if log.num_actions.max(initial=0) > game.max_depth:
         raise ValueError(f"a hand took more than the game's {game.max_depth} decisions")
     return log, plain
