@@ -226,7 +226,7 @@ def test_every_conditional_key_is_rejected_outside_its_condition(tmp_path, key):
         value = {"train.eval_baseline": "call", "game.buckets": "x.buckets"}.get(key, 10)
     data = {"game": {"name": game, **({"num_players": 6} if game == "nlhe" else {})}}
     data.setdefault(section, {})[name] = 3 if key == "game.num_players" else value
-    if key == "solver.opponent_exploration":         # the one key external sampling takes
+    if key.startswith("solver.opponent_exploration"):   # the keys external sampling takes
         data["solver"]["sampling"] = "outcome"
     path = write(tmp_path, yaml.safe_dump(data))
     registry.register(registry.GameSpec(name="heads_up_toy", build=lambda config: None,
