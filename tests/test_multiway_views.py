@@ -159,14 +159,27 @@ def test_heads_up_export_and_range_use_the_current_strategy_where_no_average_is_
     np.testing.assert_allclose(r.mix[0], spot.strategy, rtol=1e-12)
 
 
-def test_six_max_postflop_export_says_why_it_cannot_list_the_flop(six_max, tmp_path):
-    from holdem.analysis.export import export_records
-    from holdem.analysis.blueprint import load_checkpoint_store
-    from holdem.config import ConfigError
+def test_six_max_flop_export_holds_the_current_strategy_and_says_so(six_max, tmp_path, capsys):
+    """A six-max export lists the flop (walking the histories training visited), its records
+    hold the current strategy where training kept no average, and the file says so."""
+    from holdem.cli.export_strategy import main
 
-    game, store, checkpoint = load_checkpoint_store(six_max.checkpoint.path)
-    with pytest.raises(ConfigError, match="preflop only: .* too large to walk .*--range"):
-        export_records(game, store, checkpoint, ["flop"])
+    bp = six_max
+    out = tmp_path / "flop.json"
+    assert main(["--checkpoint", str(bp.checkpoint.path), "--out", str(out), "--street",
+                 "flop", "--player", "1"]) == 0
+    assert NO_AVERAGE in capsys.readouterr().err
+    export = json.loads(out.read_text())
+    assert export["strategy"] == NO_AVERAGE
+    flop = export["infosets"]
+    assert len(flop) > 100 and {(r["street"], r["player"]) for r in flop} == {("flop", 1)}
+    line = [r for r in flop if r["history"] == "ffr2.5ffc/"]
+    assert line and line[0]["actions"] == list(bp.spot(LINE, "Qs Qd", FLOP).labels)
+    for record in flop[:: max(1, len(flop) // 40)] + line:
+        node = bp.multiway_node(bp.line_labels(record["history"]))
+        assert node.street == 1 and node.player == 1
+        np.testing.assert_allclose(record["strategy"], _regret_matching(
+            bp, node.infoset_key(record["bucket"]), len(record["actions"])))
 
 
 # -- play at a six-max table -----------------------------------------------------------------

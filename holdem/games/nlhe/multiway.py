@@ -9,6 +9,7 @@ traversal and the regret store holds only the infosets that were visited.
 :func:`holdem.abstraction.actions.raise_options`, the amounts from the kernels).
 """
 
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,13 +110,91 @@ def walk_decisions(g, abstraction, max_street=0, max_nodes=5_000_000):
         children = []
         for a, (kind, to) in enumerate(node.actions()):
             child = node.child(a)
-            step = ("f" if kind == mk.ACT_FOLD else "c" if kind == mk.ACT_CALL
-                    else f"r{to / bb:g}")
-            if not child.is_terminal and child.street != node.street:
-                step += "/"
-            children.append((child, text + step))
+            changed = not child.is_terminal and child.street != node.street
+            children.append((child, text + _step(kind, to, bb, changed)))
         stack.extend(reversed(children))
     return out
+
+
+def _step(kind, to, big_blind, street_changed):
+    """One action in history notation: ``f``, ``c``, ``r<raise-to in big blinds>``, then ``/``
+    when the next decision is on the next street."""
+    step = "f" if kind == mk.ACT_FOLD else "c" if kind == mk.ACT_CALL else f"r{to / big_blind:g}"
+    return step + "/" if street_changed else step
+
+
+Children = namedtuple("Children", [
+    "rows",          # int64[m, WIDTH]: the child states
+    "parent",        # int64[m]: index of the parent among the expanded rows (ascending)
+    "kind",          # int64[m]: ACT_* of the action that leads to the child
+    "to",            # int64[m]: its street commitment after the action (chips)
+    "is_decision",   # bool[m]: the child is a decision node (else the hand is over)
+    "street",        # int64[m]: the child's street (the parent's while the hand is over)
+    "player",        # int64[m]: the player to act there
+    "history",       # int64[m]: the child's history hash (its infoset keys: infoset_keys)
+])
+"""The children of some decision nodes, in parent order then action order: what
+:func:`children` returns."""
+
+
+def children(g, rows):
+    """:data:`Children` of the decision state rows ``rows`` (int64[n, WIDTH]), every action
+    of each row in order (one kernel call for them all)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64).reshape(-1, mk.WIDTH)
+    size = max_actions(g)
+    m = rows.shape[0] * size
+    out = np.empty((m, mk.WIDTH), np.int64)
+    parent, kind, to = (np.empty(m, np.int64) for _ in range(3))
+    m = mk.expand(g, rows, np.empty(size, np.int64), np.empty(size, np.int64), out, parent,
+                  kind, to)
+    out = out[:m]
+    return Children(out, parent[:m], kind[:m], to[:m], out[:, mk.F_KIND] == mk.KIND_DECISION,
+                    out[:, mk.F_STREET].copy(), out[:, mk.F_PLAYER].copy(),
+                    out[:, mk.F_HASH].copy())
+
+
+def history_steps(g, kids, index, parent_street):
+    """The history notation of the actions leading to ``kids`` (:data:`Children`) at
+    ``index``, as :func:`walk_decisions` writes them (``/`` after the last action of a
+    street); ``parent_street``: the street of their parents."""
+    bb = float(g.big_blind)
+    return [_step(k, t, bb, d and s != parent_street) for k, t, d, s in zip(
+        kids.kind[index].tolist(), kids.to[index].tolist(), kids.is_decision[index].tolist(),
+        kids.street[index].tolist())]
+
+
+def raise_labels(g, abstraction, row):
+    """{raise-to: label} of the abstract raises at decision ``row`` (``r2.5b``, ``r0.5p``,
+    ``a``), as :func:`raise_options` names them."""
+    p = int(row[mk.F_PLAYER])
+    bet, commit = int(row[mk.F_BET]), int(row[mk.F_COMMIT + p])
+    inc = max(int(row[mk.F_INC]), int(g.big_blind))
+    n = int(g.num_players)
+    options = raise_options(
+        abstraction, int(row[mk.F_STREET]), int(row[mk.F_RAISES]),
+        pot=int(row[mk.F_CONTRIB:mk.F_CONTRIB + n].sum()), current_bet=bet, my_commit=commit,
+        min_raise_to=bet + inc, max_to=int(mk.all_in_to(g, row, p)), big_blind=int(g.big_blind))
+    return {o.to: o.label for o in options}
+
+
+def action_labels(g, abstraction, row, kinds, tos, cache=None):
+    """Labels of the actions (``kinds``, ``tos``: ACT_* and raise-to of each, in order) at
+    decision ``row``: ``f``, ``c``, then the raise labels of :func:`raise_labels`. ``cache``
+    (a dict) keeps the raise labels of each betting situation across calls."""
+    raises = {}
+    if mk.ACT_RAISE in kinds:
+        if cache is None:
+            raises = raise_labels(g, abstraction, row)
+        else:
+            p = int(row[mk.F_PLAYER])
+            situation = (int(row[mk.F_STREET]), int(row[mk.F_RAISES]), int(row[mk.F_BET]),
+                         int(row[mk.F_INC]), int(row[mk.F_COMMIT + p]), int(row[mk.F_CONTRIB + p]),
+                         int(row[mk.F_CONTRIB:mk.F_CONTRIB + int(g.num_players)].sum()))
+            raises = cache.get(situation)
+            if raises is None:
+                raises = cache[situation] = raise_labels(g, abstraction, row)
+    return ["f" if k == mk.ACT_FOLD else "c" if k == mk.ACT_CALL else raises[t]
+            for k, t in zip(kinds, tos)]
 
 
 class MultiwayNode:
@@ -180,21 +259,9 @@ class MultiwayNode:
     def labels(self):
         """Labels of the actions: ``f``, ``c``, then the raise labels (``r2.5b``, ``r0.5p``,
         ``a``) as :func:`raise_options` names them."""
-        out = []
-        raises = {}
-        g, row, p = self.g, self.row, self.player
-        if any(k == mk.ACT_RAISE for k, _ in self.actions()):
-            bet, commit = int(row[mk.F_BET]), int(row[mk.F_COMMIT + p])
-            inc = max(int(row[mk.F_INC]), int(g.big_blind))
-            options = raise_options(
-                self.abstraction, self.street, int(row[mk.F_RAISES]),
-                pot=int(self.contributions.sum()), current_bet=bet, my_commit=commit,
-                min_raise_to=bet + inc, max_to=int(mk.all_in_to(g, row, p)),
-                big_blind=int(g.big_blind))
-            raises = {o.to: o.label for o in options}
-        for kind, to in self.actions():
-            out.append("f" if kind == mk.ACT_FOLD else "c" if kind == mk.ACT_CALL else raises[to])
-        return out
+        actions = self.actions()
+        return action_labels(self.g, self.abstraction, self.row, [k for k, _ in actions],
+                             [t for _, t in actions])
 
     def child(self, index):
         kind, to = self.actions()[index]
@@ -261,6 +328,23 @@ class MultiwayGame(Game):
     def walk_decisions(self, max_street=0, max_nodes=5_000_000):
         """:func:`walk_decisions` of this game."""
         return walk_decisions(self.arrays, self.rules.abstraction, max_street, max_nodes)
+
+    def root_rows(self):
+        """int64[1, row_width]: the root's state row, to walk the game breadth first with
+        :meth:`children`."""
+        return self.arrays.root.reshape(1, -1).copy()
+
+    def children(self, rows):
+        """:func:`children` of decision state rows (:data:`Children`)."""
+        return children(self.arrays, rows)
+
+    def history_steps(self, kids, index, parent_street):
+        """:func:`history_steps` of this game."""
+        return history_steps(self.arrays, kids, index, parent_street)
+
+    def action_labels(self, row, kinds, tos, cache=None):
+        """:func:`action_labels` of this game."""
+        return action_labels(self.arrays, self.rules.abstraction, row, kinds, tos, cache)
 
     def infoset_keys(self, histories, num_buckets):
         """int64[len(histories), num_buckets]: the infoset key of each (history hash,

@@ -341,6 +341,25 @@ def infoset_keys(histories, num_buckets, out):
             out[i, b] = infoset_key(histories[i], b)
 
 
+@njit
+def expand(g, rows, akind, ato, out_rows, parent, kind, to):
+    """The children of the decision state rows ``rows`` (int64[n, WIDTH]), every legal action
+    of each row in kernel order: out_rows[m] is the state after action (kind[m], to[m]) at
+    rows[parent[m]]. Returns the number of children m. The outputs need room for n times the
+    most actions at a node (:func:`holdem.games.nlhe.multiway.max_actions`); ``akind`` and
+    ``ato`` are scratch of that many."""
+    m = 0
+    for i in range(rows.shape[0]):
+        na = legal_actions(g, rows[i], akind, ato)
+        for a in range(na):
+            apply_action(g, rows[i], out_rows[m], akind[a], ato[a], a)
+            parent[m] = i
+            kind[m] = akind[a]
+            to[m] = ato[a]
+            m += 1
+    return m
+
+
 # -- the node hooks (holdem.games.node_kernels) ---------------------------------------------
 
 def _multiway_start(game, ws):
