@@ -20,13 +20,23 @@ only the betting histories training visited (:func:`multiway_records`). The JSON
 CSV: a header row (:data:`CSV_FIELDS`), then one row per record with the same fields;
 ``actions`` and ``strategy`` are space-separated, probabilities written with full precision so
 that :func:`read_export` gives back exactly the exported numbers.
+
+An export is streamed: :func:`iter_export_records` yields the records a chunk at a time,
+:class:`RecordFilter` selects them, :func:`write_json` and :func:`write_csv` write them to an open
+file, so memory holds the store and one chunk, never every record nor the whole text (a six-max
+export has millions of records). :func:`export_records`, :func:`filter_records`,
+:func:`to_json` and :func:`to_csv` are the same code on a list.
 """
 
 import csv
 import io
 import json
+import math
+import shutil
+import tempfile
 import time
 import warnings
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +52,9 @@ CSV_FIELDS = ("player", "street", "private", "public", "history", "bucket", "han
 
 _STREET_ORDER = {name: i for i, name in enumerate(("0", "1", "preflop", "flop", "turn", "river"))}
 
+RECORD_CHUNK = 1 << 15
+"""Records an export builds, selects and writes at a time (:func:`iter_export_records`)."""
+
 
 def _street_of(record):
     if "street" in record:
@@ -55,15 +68,26 @@ def export_records(game, store, checkpoint, streets=None, progress=None):
     game solved exactly (Kuhn, Leduc), the visited ones of a No-Limit game. ``streets`` (the
     ``--street`` names) lets a multi-way export walk only up to the last of them and build
     only their records (``progress``: see :func:`multiway_records`); :func:`filter_records`
-    selects."""
+    selects. A list of :func:`iter_export_records`."""
+    return list(chain.from_iterable(iter_export_records(game, store, checkpoint, streets,
+                                                        progress)))
+
+
+def iter_export_records(game, store, checkpoint, streets=None, progress=None):
+    """:func:`export_records` a chunk at a time: lists of at most :data:`RECORD_CHUNK`
+    records, in export order."""
     from holdem.analysis.blueprint import load_profile
 
     if game.supports(EXACT):
-        return strategy_records(load_profile(checkpoint))
-    if game.supports(LINES):
-        return nlhe_records(game, store, average_max_street(game, checkpoint))
-    return multiway_records(game, store, streets, average_max_street(game, checkpoint),
-                            progress, walk_gap(game, checkpoint))
+        records = strategy_records(load_profile(checkpoint))
+        for lo in range(0, len(records), RECORD_CHUNK):
+            yield records[lo:lo + RECORD_CHUNK]
+    elif game.supports(LINES):
+        yield from iter_nlhe_records(game, store, average_max_street(game, checkpoint))
+    else:
+        yield from iter_multiway_records(game, store, streets,
+                                         average_max_street(game, checkpoint), progress,
+                                         walk_gap(game, checkpoint))
 
 
 def walk_gap(game, checkpoint):
@@ -85,57 +109,217 @@ def export_strategy_name(game, checkpoint, records):
     """Which strategy the export's records hold, in words (``"average strategy"``; a heads-up
     No-Limit export of a run that kept no average after some street says that the records
     after it hold the current strategy)."""
+    return _strategy_name_of(game, checkpoint, {r["street"] for r in records}
+                             if not game.supports(EXACT) else ())
+
+
+def _strategy_name_of(game, checkpoint, streets):
+    """:func:`export_strategy_name` of records on ``streets`` (street names)."""
     from holdem.analysis.blueprint import strategy_name
 
-    if game.supports(EXACT) or not records:
+    if game.supports(EXACT) or not streets:
         return strategy_name(0, True, 0)
     names = game.cards.street_names
-    last = max(names.index(r["street"]) for r in records)
-    first = min(names.index(r["street"]) for r in records)
-    return strategy_name(last, True, average_max_street(game, checkpoint), names, first)
+    index = [names.index(s) for s in streets]
+    return strategy_name(max(index), True, average_max_street(game, checkpoint), names,
+                         min(index))
+
+
+def planned_strategy_name(game, store, checkpoint, streets=None):
+    """:func:`export_strategy_name` of the export of ``streets`` (None or empty: all), known
+    before its records are built (a JSON export writes it first), or None where it depends on
+    which streets the records turn out to be on (a No-Limit export of streets on both sides
+    of ``solver.average_max_street``)."""
+    if game.supports(EXACT) or not store.num_infosets:
+        return _strategy_name_of(game, checkpoint, ())
+    names = game.cards.street_names
+    wanted = [s for s in streets if s in names] if streets else names
+    if not wanted:                      # no record: an error, or for heads-up an empty export
+        return None
+    cut = average_max_street(game, checkpoint)
+    below = [s for s in wanted if names.index(s) <= cut]
+    if below and len(below) < len(wanted):
+        return None
+    return _strategy_name_of(game, checkpoint, wanted)
+
+
+class RecordFilter:
+    """Selects the records of ``streets`` and ``players`` (None or empty: all) from a stream of
+    them, noting what it saw: :meth:`check` then raises the error of :func:`filter_records`,
+    and :meth:`strategy_name` names the strategy of the records kept."""
+
+    def __init__(self, streets=None, players=None):
+        self.streets, self.players = streets, players
+        self.num_seen = self.num_kept = 0
+        self.seen_streets, self.seen_players, self.kept_streets = set(), set(), set()
+
+    def select(self, records):
+        """The records of this filter's streets and players among ``records`` (a list)."""
+        self.num_seen += len(records)
+        streets = [_street_of(r) for r in records]
+        self.seen_streets.update(streets)
+        self.seen_players.update(r["player"] for r in records)
+        kept = []
+        for r, s in zip(records, streets):
+            if ((not self.streets or s in self.streets)
+                    and (not self.players or r["player"] in self.players)):
+                kept.append(r)
+                self.kept_streets.add(s)
+        self.num_kept += len(kept)
+        return kept
+
+    def chunks(self, chunks):
+        """The nonempty selections of a stream of record lists (:func:`iter_export_records`)."""
+        for records in chunks:
+            kept = self.select(records)
+            if kept:
+                yield kept
+
+    def check(self):
+        """Raises ConfigError, naming what the export holds, when the records seen so far
+        include some but a filter, or the two together, selected none of them."""
+        streets, players = self.streets, self.players
+        if self.num_kept or not self.num_seen or not (streets or players):
+            return
+        have_streets = sorted(self.seen_streets, key=_STREET_ORDER.get)
+        have_players = sorted(self.seen_players)
+        if streets and not set(streets) & set(have_streets):
+            raise ConfigError(f"--street {' '.join(streets)}: no infoset of this checkpoint is "
+                              f"on it; its streets are {', '.join(have_streets)}")
+        if players and not set(players) & set(have_players):
+            raise ConfigError(f"--player {' '.join(map(str, players))}: no infoset of this "
+                              f"checkpoint belongs to it; its players are "
+                              f"{', '.join(map(str, have_players))}")
+        raise ConfigError(f"--street {' '.join(streets)} --player "
+                          f"{' '.join(map(str, players))}: no infoset of this checkpoint is on "
+                          "those streets and belongs to those players")
+
+    def strategy_name(self, game, checkpoint):
+        """:func:`export_strategy_name` of the records kept so far."""
+        return _strategy_name_of(game, checkpoint,
+                                 () if game.supports(EXACT) else self.kept_streets)
 
 
 def filter_records(records, streets=None, players=None):
     """The records of ``streets`` and ``players`` (None or empty: all). Raises ConfigError,
-    naming what the export holds, when a filter, or the two together, select nothing."""
-    kept = [r for r in records
-            if (not streets or _street_of(r) in streets)
-            and (not players or r["player"] in players)]
-    if kept or not records or not (streets or players):
-        return kept
-    have_streets = sorted({_street_of(r) for r in records}, key=_STREET_ORDER.get)
-    have_players = sorted({r["player"] for r in records})
-    if streets and not set(streets) & set(have_streets):
-        raise ConfigError(f"--street {' '.join(streets)}: no infoset of this checkpoint is on "
-                          f"it; its streets are {', '.join(have_streets)}")
-    if players and not set(players) & set(have_players):
-        raise ConfigError(f"--player {' '.join(map(str, players))}: no infoset of this "
-                          f"checkpoint belongs to it; its players are "
-                          f"{', '.join(map(str, have_players))}")
-    raise ConfigError(f"--street {' '.join(streets)} --player {' '.join(map(str, players))}: "
-                      "no infoset of this checkpoint is on those streets and belongs to those "
-                      "players")
+    naming what the export holds, when a filter, or the two together, select nothing
+    (:class:`RecordFilter` on a list)."""
+    selection = RecordFilter(streets, players)
+    kept = selection.select(records)
+    selection.check()
+    return kept
 
 
 def to_json(records, game_name, iterations, strategy="average strategy"):
     """The text of a JSON export (one-space indent, a final newline); ``strategy``: which
-    strategy the records hold (:func:`export_strategy_name`)."""
-    return json.dumps({"game": game_name, "iterations": iterations, "strategy": strategy,
-                       "infosets": records}, indent=1) + "\n"
+    strategy the records hold (:func:`export_strategy_name`). :func:`write_json` to a string."""
+    out = io.StringIO()
+    write_json(out, [records], game_name, iterations, strategy)
+    return out.getvalue()
+
+
+def write_json(f, chunks, game_name, iterations, strategy="average strategy", spool_dir=None):
+    """Write a JSON export of the records of ``chunks`` (lists of records) to the open text
+    file ``f``: the text of :func:`to_json`, a chunk at a time. ``strategy`` may be a function
+    that names the strategy once every chunk is written (:meth:`RecordFilter.strategy_name`
+    where :func:`planned_strategy_name` is None): the records then go to an unnamed temporary
+    file in ``spool_dir`` (default: the system's), copied after the name."""
+    if not callable(strategy):
+        f.write(_json_head(game_name, iterations, strategy))
+        _write_json_infosets(f, chunks)
+        return
+    with tempfile.TemporaryFile("w+", dir=spool_dir) as spool:
+        _write_json_infosets(spool, chunks)
+        f.write(_json_head(game_name, iterations, strategy()))
+        spool.seek(0)
+        shutil.copyfileobj(spool, f, 1 << 20)
+
+
+def _json_head(game_name, iterations, strategy):
+    """The text of a JSON export up to its ``infosets`` list."""
+    text = json.dumps({"game": game_name, "iterations": iterations, "strategy": strategy,
+                       "infosets": []}, indent=1)
+    return text[:-len("[]\n}")]
+
+
+def _write_json_infosets(f, chunks):
+    """Write the ``infosets`` list of a JSON export and the rest of the file."""
+    opened = False
+    for records in chunks:
+        if not records:
+            continue
+        f.write(",\n" if opened else "[\n")
+        f.write(",\n".join(map(_json_record, records)))
+        opened = True
+    f.write("\n ]\n}\n" if opened else "[]\n}\n")
+
+
+class _NotFlat(Exception):
+    """A record :func:`_json_record` leaves to :func:`json.dumps`."""
+
+
+def _json_float(x):
+    if not math.isfinite(x):
+        raise _NotFlat
+    return float.__repr__(x)
+
+
+_JSON_SCALARS = {str: json.encoder.encode_basestring_ascii, int: int.__repr__,
+                 float: _json_float, bool: lambda x: "true" if x else "false",
+                 type(None): lambda x: "null"}
+
+
+def _json_scalar(value):
+    encode = _JSON_SCALARS.get(type(value))
+    if encode is None:
+        raise _NotFlat
+    return encode(value)
+
+
+def _json_record(record):
+    """A record as an item of the ``infosets`` list of ``json.dumps(..., indent=1)`` (two
+    levels deep): written directly for a flat record (str keys; str, int, finite float, bool,
+    None and lists of them), by :func:`json.dumps` otherwise (whose pure-Python indenting
+    encoder is several times slower)."""
+    try:
+        fields = []
+        for key, value in record.items():
+            if type(key) is not str:
+                raise _NotFlat
+            if type(value) is not list:
+                text = _json_scalar(value)
+            elif value:
+                text = "[\n    " + ",\n    ".join(map(_json_scalar, value)) + "\n   ]"
+            else:
+                text = "[]"
+            fields.append(f"   {json.encoder.encode_basestring_ascii(key)}: {text}")
+    except _NotFlat:
+        return "  " + json.dumps(record, indent=1).replace("\n", "\n  ")
+    return "  {\n" + ",\n".join(fields) + "\n  }" if fields else "  {}"
 
 
 def to_csv(records):
-    """The text of a CSV export: a header row of :data:`CSV_FIELDS`, then a row per record."""
+    """The text of a CSV export: a header row of :data:`CSV_FIELDS`, then a row per record
+    (:func:`write_csv` to a string)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    write_csv(out, [records])
+    return out.getvalue()
+
+
+def write_csv(f, chunks):
+    """Write a CSV export of the records of ``chunks`` (lists of records) to the open text
+    file ``f``: the text of :func:`to_csv`, a chunk at a time."""
+    writer = csv.writer(f, lineterminator="\n")
     writer.writerow(CSV_FIELDS)
-    for r in records:
-        writer.writerow([
-            r["player"], _street_of(r), r.get("private", ""),
+    for records in chunks:
+        writer.writerows(map(_csv_row, records))
+
+
+def _csv_row(r):
+    return [r["player"], _street_of(r), r.get("private", ""),
             "" if r.get("public") is None else r["public"], r["history"], r.get("bucket", ""),
             r.get("hand", ""), " ".join(r["actions"]),
-            " ".join(repr(float(x)) for x in r["strategy"]), "true" if r["visited"] else "false"])
-    return out.getvalue()
+            " ".join(repr(float(x)) for x in r["strategy"]), "true" if r["visited"] else "false"]
 
 
 def read_export(path):
@@ -206,6 +390,11 @@ def nlhe_records(game, store, average_max_street=3):
     ``actions`` are labels ``f``, ``c``, ``r<x>b`` (big blinds), ``r<f>p`` (pot fraction), ``a``.
     On streets past ``average_max_street`` (training kept no strategy sums there) a record holds
     the current strategy (regret matching), as the other views show it."""
+    return list(chain.from_iterable(iter_nlhe_records(game, store, average_max_street)))
+
+
+def iter_nlhe_records(game, store, average_max_street=3):
+    """:func:`nlhe_records` a chunk (a list of at most :data:`RECORD_CHUNK`) at a time."""
     from holdem.abstraction.preflop import preflop_hands
     hands = preflop_hands(game.deal.tables)
     lines, street_names = game.lines, game.cards.street_names
@@ -216,6 +405,9 @@ def nlhe_records(game, store, average_max_street=3):
     records = []
     history_cache = {}
     for i in order.tolist():
+        if len(records) == RECORD_CHUNK:
+            yield records
+            records = []
         key = int(keys[i])
         hist, bucket = divmod(key, game.bucket_stride)
         node = int(decision[hist])
@@ -231,7 +423,8 @@ def nlhe_records(game, store, average_max_street=3):
                         "strategy": _average(num_actions, offsets, strategy_sum, i,
                                              regrets if street > average_max_street else None),
                         "visited": True})
-    return records
+    if records:
+        yield records
 
 
 def bucket_fields(hands, street, bucket):
@@ -247,6 +440,14 @@ WALK_CHUNK = 1 << 14
 
 def multiway_records(game, store, streets=None, average_max_street=3, progress=None,
                      max_gap=None):
+    """The records of :func:`iter_multiway_records` in a list."""
+    return list(chain.from_iterable(iter_multiway_records(game, store, streets,
+                                                          average_max_street, progress,
+                                                          max_gap)))
+
+
+def iter_multiway_records(game, store, streets=None, average_max_street=3, progress=None,
+                          max_gap=None):
     """Export records of the visited infosets of a multi-way store on ``streets`` (street
     names; None or empty: every street), breadth first (by the number of actions before the
     node, then parent and action order), then bucket. On streets past ``average_max_street`` a
@@ -275,7 +476,9 @@ def multiway_records(game, store, streets=None, average_max_street=3, progress=N
     each in JSON).
 
     ``progress(depth, histories, infosets, seconds)``, if given, is called after each depth
-    with the decision nodes walked and the infosets found so far (on every street walked)."""
+    with the decision nodes walked and the infosets found so far (on every street walked).
+
+    Yields the records as they are built, in lists of at most :data:`RECORD_CHUNK`."""
     from holdem.abstraction.preflop import preflop_hands
 
     names = game.cards.street_names
@@ -304,8 +507,8 @@ def multiway_records(game, store, streets=None, average_max_street=3, progress=N
     root = game.root_node()
     frontier = [(0, game.root_rows(), [""], np.array([root.player]),
                  entries(np.array([root.history]), 0), np.zeros(1, np.int64))]
-    records, labels_cache, clock = [], {}, time.perf_counter()
-    depth = walked = found = 0
+    labels_cache, clock = {}, time.perf_counter()
+    depth = walked = found = num_records = 0
     while frontier:
         grown = {}
         for street, rows, texts, players, rows_in_store, gap in frontier:
@@ -316,10 +519,14 @@ def multiway_records(game, store, streets=None, average_max_street=3, progress=N
                 kids = game.children(rows[lo:hi])
                 if street in wanted:
                     current = street > average_max_street
-                    _emit(records, game, kids, rows[lo:hi], texts[lo:hi], players[lo:hi],
-                          rows_in_store[lo:hi], names[street], hands if street == 0 else None,
-                          (num_actions, offsets, regrets if current else strategy_sum, current),
-                          labels_cache)
+                    for records in _emit(game, kids, rows[lo:hi], texts[lo:hi],
+                                         players[lo:hi], rows_in_store[lo:hi], names[street],
+                                         hands if street == 0 else None,
+                                         (num_actions, offsets,
+                                          regrets if current else strategy_sum, current),
+                                         labels_cache):
+                        num_records += len(records)
+                        yield records
                 _grow(grown, game, kids, street, last, texts, lo, entries, gap[lo:hi],
                       max_gap)
         frontier = [(s, np.concatenate([g[0] for g in groups]),
@@ -334,10 +541,9 @@ def multiway_records(game, store, streets=None, average_max_street=3, progress=N
         warnings.warn(f"{keys.size - found:,} of the store's {keys.size:,} infosets lie below "
                       f"more than {max_gap} decisions in a row that have no key, and are not "
                       "exported", stacklevel=2)
-    if streets and not records:
+    if streets and not num_records:
         raise ConfigError(f"--street {' '.join(streets)}: no infoset of this checkpoint is on "
                           "it: training visited none there")
-    return records
 
 
 def _grow(grown, game, kids, street, last, texts, lo, entries, gap, max_gap):
@@ -362,26 +568,31 @@ def _grow(grown, game, kids, street, last, texts, lo, entries, gap, max_gap):
             kids.player[index], rows_in_store[keep], child_gap[keep]))
 
 
-def _emit(records, game, kids, rows, texts, players, rows_in_store, street_name, hands, values,
+def _emit(game, kids, rows, texts, players, rows_in_store, street_name, hands, values,
           labels_cache):
-    """Append the records of the visited infosets of frontier nodes ``rows`` (their
-    :data:`Children` ``kids`` give each node's actions), node by node, then bucket."""
-    node, bucket = np.nonzero(rows_in_store >= 0)
-    if not node.size:
+    """Yield the records of the visited infosets of frontier nodes ``rows`` (their
+    :data:`Children` ``kids`` give each node's actions), node by node, then bucket, in lists of
+    at most :data:`RECORD_CHUNK`."""
+    nodes, buckets = np.nonzero(rows_in_store >= 0)
+    if not nodes.size:
         return
-    strategies = _strategies(*values, rows_in_store[node, bucket])
     starts = np.searchsorted(kids.parent, np.arange(rows.shape[0] + 1))
     labels, previous = None, -1
-    for i, b, strategy in zip(node.tolist(), bucket.tolist(), strategies):
-        if i != previous:
-            k0, k1 = int(starts[i]), int(starts[i + 1])
-            labels = game.action_labels(rows[i], kids.kind[k0:k1].tolist(),
-                                        kids.to[k0:k1].tolist(), labels_cache)
-            previous = i
-        records.append({"player": int(players[i]), "street": street_name,
-                        "history": texts[i], "bucket": b,
-                        **({"hand": " ".join(hands[b])} if hands is not None else {}),
-                        "actions": labels, "strategy": strategy, "visited": True})
+    for lo in range(0, nodes.size, RECORD_CHUNK):
+        node, bucket = nodes[lo:lo + RECORD_CHUNK], buckets[lo:lo + RECORD_CHUNK]
+        strategies = _strategies(*values, rows_in_store[node, bucket])
+        records = []
+        for i, b, strategy in zip(node.tolist(), bucket.tolist(), strategies):
+            if i != previous:
+                k0, k1 = int(starts[i]), int(starts[i + 1])
+                labels = game.action_labels(rows[i], kids.kind[k0:k1].tolist(),
+                                            kids.to[k0:k1].tolist(), labels_cache)
+                previous = i
+            records.append({"player": int(players[i]), "street": street_name,
+                            "history": texts[i], "bucket": b,
+                            **({"hand": " ".join(hands[b])} if hands is not None else {}),
+                            "actions": labels, "strategy": strategy, "visited": True})
+        yield records
 
 
 def _strategies(num_actions, offsets, values, current, rows):

@@ -9,7 +9,10 @@ and reading an export back (``read_export``) are in :mod:`holdem.analysis.export
 No-Limit exports hold one record per visited infoset (of the ``--street`` streets): a 3-6 player
 export walks the betting histories training visited, printing a progress line on stderr every
 few seconds; the 10-minute ``configs/6max.yaml`` blueprint has 3.4 M flop infosets of its
-13.5 M (``--street flop``: 1.5 minutes, 10 GB of memory, 700 MB of JSON).
+13.5 M (``--street flop``: a minute, 2.1 GB of memory, 700 MB of JSON).
+
+The records are streamed to a temporary file beside ``--out``, renamed over it once complete:
+memory holds the checkpoint's store and a chunk of records, not the whole export.
 """
 
 import sys
@@ -63,22 +66,29 @@ def _progress_printer(stream=None):
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import load_checkpoint_store
-    from holdem.analysis.export import (export_records, export_strategy_name, filter_records,
-                                        to_csv, to_json)
+    from holdem.analysis.export import (RecordFilter, iter_export_records,
+                                        planned_strategy_name, write_csv, write_json)
     from holdem.metrics import compile_notice
 
     with compile_notice(COMPILE_SECONDS):
         game, store, checkpoint = load_checkpoint_store(args.checkpoint)
-    records = filter_records(export_records(game, store, checkpoint, args.street,
-                                            _progress_printer()), args.street, args.player)
-    fmt = args.format or ("csv" if Path(args.out).suffix.lower() == ".csv" else "json")
-    strategy = export_strategy_name(game, checkpoint, records)
-    text = (to_csv(records) if fmt == "csv"
-            else to_json(records, game.name, checkpoint.iterations, strategy))
-    with atomic_open(args.out, "w") as f:
-        f.write(text)
-    print(f"wrote {len(records)} infosets to {Path(args.out).resolve()} ({strategy})",
-          file=sys.stderr)
+    out = Path(args.out)
+    fmt = args.format or ("csv" if out.suffix.lower() == ".csv" else "json")
+    selection = RecordFilter(args.street, args.player)
+    chunks = selection.chunks(iter_export_records(game, store, checkpoint, args.street,
+                                                  _progress_printer()))
+    # Streamed into the temporary file of atomic_open: an error (a filter that selects
+    # nothing included) removes it and leaves --out as it was.
+    with atomic_open(out, "w") as f:
+        if fmt == "csv":
+            write_csv(f, chunks)
+        else:
+            strategy = (planned_strategy_name(game, store, checkpoint, args.street)
+                        or (lambda: selection.strategy_name(game, checkpoint)))
+            write_json(f, chunks, game.name, checkpoint.iterations, strategy, out.parent)
+        selection.check()
+    print(f"wrote {selection.num_kept} infosets to {out.resolve()} "
+          f"({selection.strategy_name(game, checkpoint)})", file=sys.stderr)
     return 0
 
 
