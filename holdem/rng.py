@@ -3,6 +3,9 @@
 The state is an ordinary array passed into kernels (never numba's or numpy's global RNG), so it can
 be checkpointed and restored bit for bit. Seeds come from ``np.random.SeedSequence``; every
 constant is ``np.uint64`` (mixing int64 and uint64 silently yields float64 in numba).
+Drawing an action from a strategy (:func:`sample_action`, :func:`pick_action`) is here too, so
+every floor that plays (the solver's traversals, the games' and analysis' play kernels) draws
+alike.
 """
 
 import numpy as np
@@ -80,3 +83,20 @@ def keyed_uniform(key, index):
     deal."""
     z = mix64(np.uint64(key) + (np.uint64(index) + _ONE) * GOLDEN)
     return np.float64(z >> _SHIFT11) * _INV53
+
+
+@njit
+def pick_action(probs, n, x):
+    """The action whose share of [0, 1) under probs[:n] (in order) holds ``x``."""
+    acc = 0.0
+    for a in range(n - 1):
+        acc += probs[a]
+        if x < acc:
+            return a
+    return n - 1
+
+
+@njit
+def sample_action(probs, n, s):
+    """An action index drawn from probs[:n] (which sum to 1)."""
+    return pick_action(probs, n, uniform(s))

@@ -1,13 +1,13 @@
-"""A game's capabilities are declared by its builder (``exact=``, ``cards=``, ``lines=``) and
-read through the typed protocols of :mod:`holdem.games.interface`."""
+"""A game's capabilities are declared by its builder (``exact=``, ``cards=``, ``lines=``,
+``rotations=``) and read through the typed protocols of :mod:`holdem.games.interface`."""
 
 from pathlib import Path
 
 import pytest
 
 from holdem import config as config_mod
-from holdem.games import CARDS, EXACT, LINES, make_game
-from holdem.games.interface import Cards, Exact, HandEngine, Lines, Units
+from holdem.games import CARDS, EXACT, LINES, ROTATIONS, make_game
+from holdem.games.interface import Cards, Exact, HandEngine, Lines, Rotations, Units
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,6 +45,25 @@ def test_heads_up_nlhe_declares_cards_and_lines(heads_up):
     assert heads_up.cards.street_names == ("preflop", "flop", "turn", "river")
     assert heads_up.lines.history_string(0) == ""
     assert heads_up.cards.engine.seat_name(1, 2) == "big blind"
+
+
+def test_multiway_nlhe_declares_cards_and_rotations():
+    game = make_game(config_mod.load(ROOT / "configs" / "6max.yaml"))
+    assert game.capabilities == frozenset({CARDS, ROTATIONS})
+    assert game.tree is None and game.lines is None
+    assert _implements(game.cards, Cards) and _implements(game.rotations, Rotations)
+    with pytest.raises(ValueError, match="enumerated betting tree"):
+        game.require(LINES, "a range chart")
+
+
+def test_a_match_without_a_tree_needs_rotations():
+    from dataclasses import replace
+
+    from holdem.analysis.headtohead import match_samples
+
+    game = replace(make_game(config_mod.load(ROOT / "configs" / "6max.yaml")), rotations=None)
+    with pytest.raises(ValueError, match="plays a hand from every seat"):
+        match_samples(game, None, "call", hands=6)
 
 
 def test_capabilities_are_what_was_declared(kuhn):

@@ -180,11 +180,7 @@ RULES = (
          lambda m: m != "holdem", _floors_forbid),
 )
 
-KNOWN_VIOLATIONS = {           # (rule, module): why; marked as strict xfails while being fixed
-    ("kinds", "holdem.analysis.multiway_play_kernels"):
-        "plays on the multi-way kind's state rows (holdem.games.nlhe.multiway_kernels); "
-        "to be moved onto node hooks",
-}
+KNOWN_VIOLATIONS = {}          # (rule, module): why; marked as strict xfails while being fixed
 
 
 def violations(rule, imports):

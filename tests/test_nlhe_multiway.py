@@ -502,8 +502,8 @@ def _turn_row(game, fold_first=True):
 def test_checkdown_values_are_the_mean_showdown_over_every_river():
     """On the turn the check-down value is exact: the mean over the 52 - 4 - 2 x players river
     cards of the seat's chips at showdown (the folded player's cards stay out of the deck)."""
-    from holdem.analysis import multiway_play_kernels as mpk
     from holdem.evaluator import rank7
+    from holdem.games.nlhe import multiway_play_kernels as mpk
 
     game = make_game(_six_max_config())
     g = game.kernel

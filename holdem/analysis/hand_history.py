@@ -42,7 +42,7 @@ from holdem.fileio import atomic_open
 from holdem.games.tree import ActionCode
 
 VERBS = {ActionCode.FOLD: "f", ActionCode.CALL: "cc", ActionCode.RAISE: "cbr"}
-"""PHH's verb of each action code of a :data:`holdem.analysis.play_kernels.HandLog`."""
+"""PHH's verb of each action code of a :data:`holdem.games.match_kernels.HandLog`."""
 SIGNATURE = "# Poker Hand History (PHH) written by holdem"
 """The first line of every file written here; an existing file without it is never replaced."""
 
@@ -92,7 +92,7 @@ def hand_from_state(state, players, seats, number, **extra):
 
 
 def hands_from_log(log, table, name_a, name_b, first_number=1, **extra):
-    """The hands of a :data:`holdem.analysis.play_kernels.HandLog` of a match played on
+    """The hands of a :data:`holdem.games.match_kernels.HandLog` of a match played on
     ``table`` (the game's ``cards.table``, :class:`holdem.games.interface.Units`: stakes in big
     blinds, ``chips_per_bb``). A sits in physical seat 1, the opponent's seats follow clockwise; the
     players are ``A: name_a`` and ``B: name_b`` (B1, B2, ... with 3+ players). Hands are numbered

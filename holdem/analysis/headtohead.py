@@ -10,9 +10,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from holdem import rng
-from holdem.analysis import multiway_play_kernels as mpk
 from holdem.analysis import play_kernels as pk
-from holdem.games import CARDS, LINES
+from holdem.games import CARDS, LINES, ROTATIONS
 from holdem.games.tree import NodeKind
 from holdem.solver.kernels import make_workspace
 from holdem.store.store import RegretStore
@@ -53,8 +52,8 @@ SEAT_NAMES = {3: ("SB", "BB", "BTN"), 4: ("SB", "BB", "CO", "BTN"),
 
 MULTIWAY_SAMPLES = 200
 """Random board completions behind each check-down value before the turn in a multi-way
-match's correction (:mod:`holdem.analysis.multiway_play_kernels`): 1,000 gave the same interval
-as 200 on a 6-max blueprint against the equity bot."""
+match's correction (the game's :meth:`holdem.games.interface.Rotations.play`): 1,000 gave the
+same interval as 200 on a 6-max blueprint against the equity bot."""
 
 
 def bot_tables(game):
@@ -191,7 +190,7 @@ def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, 
     each deal (mean zero), float64[deals] each; with 3-6 players and ``samples`` = 0 the
     correction is None. ``seats``: also return A's chips and corrections per deal and seat,
     float64[deals, seats] each (None heads-up). ``log``: a
-    :data:`holdem.analysis.play_kernels.HandLog` filled with the first hands (it changes
+    :data:`holdem.games.match_kernels.HandLog` filled with the first hands (it changes
     nothing else; neither does ``samples``: the correction draws from a stream of its own)."""
     game.require(CARDS, "head-to-head play")
     num_seats = game.num_players
@@ -210,13 +209,12 @@ def match_samples(game, store_a, opponent, store_b=None, hands=100_000, seed=0, 
     if log is None:
         log = pk.make_hand_log(0, num_seats, 1)
     if not game.supports(LINES):       # no per-node bot tables: rotate the seats instead
+        game.require(ROTATIONS, "head-to-head play without a betting tree")
         seat_plain = np.zeros((deals, num_seats), np.float64)
         seat_correction = np.zeros((deals, num_seats), np.float64)
         value_state = rng.make_states(seed, 2)[1]
-        mpk.play_rotations(game.kernel, game.deal, store_a, store_b, np.int64(kind), k, ws,
-                           state, np.int64(deals), plain, log, seat_plain, seat_correction,
-                           np.int64(samples), value_state,
-                           mpk.make_scratch(num_seats, ws.akind.shape[1]))
+        game.rotations.play(store_a, store_b, kind, k, ws, state, deals, plain, log, seat_plain,
+                            seat_correction, samples, value_state)
         correction = seat_correction.mean(axis=1) if samples > 0 else None
         if not seats:
             return plain, correction
@@ -235,7 +233,7 @@ def match_log(game, store_a, opponent, store_b=None, hands=100, seed=0, tables=N
               cards_b=None):
     """The first ``hands`` hands of :func:`play_match`'s match with the same ``seed`` (any
     length: the deals and decisions of a match do not depend on how many follow), as a filled
-    :data:`holdem.analysis.play_kernels.HandLog`, and A's chips per deal of those deals (the
+    :data:`holdem.games.match_kernels.HandLog`, and A's chips per deal of those deals (the
     first values :func:`match_samples` returns)."""
     log = pk.make_hand_log(int(hands), game.num_players, game.max_depth)
     plain, _ = match_samples(game, store_a, opponent, store_b, hands, seed, tables, cards_b,

@@ -20,9 +20,11 @@ Two variance reductions, both unbiased:
   zero; the caller adds it with the coefficient that minimises the variance
   (:func:`holdem.analysis.headtohead.play_match`). A bot that never mixes adds nothing.
 
-A :data:`HandLog` records the first hands of a match as they were played (cards, decisions,
-chips won), for hand histories (:mod:`holdem.analysis.hand_history`); it only writes, so a match
-plays the same with or without one.
+A :data:`holdem.games.match_kernels.HandLog` records the first hands of a match as they were
+played (cards, decisions, chips won), for hand histories (:mod:`holdem.analysis.hand_history`);
+it only writes, so a match plays the same with or without one. The policy ids and the hand log
+(shared with the games' own match kernels) and the average strategy
+(:mod:`holdem.store.strategy_kernels`) are importable from here too.
 """
 
 from collections import namedtuple
@@ -33,36 +35,12 @@ from holdem import rng
 from holdem._jit import njit, njit_inline
 from holdem.abstraction.deal_kernels import deal_buckets
 from holdem.games import deal_kernels
+from holdem.games.match_kernels import (POLICY_BLUEPRINT, POLICY_CALL,  # noqa: F401
+                                        POLICY_EQUITY, POLICY_FOLD, POLICY_POT, POLICY_RANDOM,
+                                        HandLog, log_action, log_deal, make_hand_log)
 from holdem.games.tree_kernels import DECISION, terminal_utility
-from holdem.solver.kernels import pick_action, regret_matching, sample_action
-from holdem.store import kernels as store_kernels
-
-POLICY_BLUEPRINT = 0
-POLICY_FOLD = 1
-POLICY_CALL = 2
-POLICY_POT = 3
-POLICY_RANDOM = 4
-POLICY_EQUITY = 5
-
-
-@njit_inline
-def average_strategy(store, key, na, out):
-    """The average strategy of infoset ``key`` into ``out[:na]``: normalized strategy sums,
-    else regret matching (no sums yet), else uniform (never visited)."""
-    entry = store_kernels.find_entry(store, key)
-    if entry < 0:
-        for a in range(na):
-            out[a] = 1.0 / na
-        return
-    off = store_kernels.entry_offset(entry)
-    total = 0.0
-    for a in range(na):
-        total += store.strategy_sum[off + a]
-    if total <= 0.0:
-        regret_matching(store.regrets, off, na, out)
-    else:
-        for a in range(na):
-            out[a] = store.strategy_sum[off + a] / total
+from holdem.rng import pick_action, sample_action
+from holdem.store.strategy_kernels import average_strategy
 
 
 @njit
@@ -196,50 +174,6 @@ def action_correction(m, seat_a, node, chosen, sigma, scratch):
             if a == chosen:
                 chosen_value = v
     return expected - chosen_value
-
-
-HandLog = namedtuple("HandLog", ["hole", "board", "actions", "num_actions", "net", "seat_a"])
-"""The first H hands of a match as played (hand ``h`` = deal ``h // seats``, A in seat
-``h % seats``): ``hole`` int64[H, seats, 2] and ``board`` int64[H, 5] the cards dealt,
-``actions`` int64[H, D, 4] the decisions in order as (street, seat, action code, the seat's total
-contribution after it, antes and blinds included), ``num_actions`` int64[H] how many (more than D:
-the rest did not fit), ``net`` int64[H, seats] the chips each seat won, ``seat_a`` int64[H].
-Action codes are :class:`holdem.games.tree.ActionCode`'s (fold, check or call, bet or raise),
-which the multi-way kernels' ``ACT_*`` share. H = 0 records nothing."""
-
-
-def make_hand_log(hands, seats, depth):
-    """An empty :data:`HandLog` for ``hands`` hands of ``seats`` players and up to ``depth``
-    decisions each (``hands`` = 0: no log)."""
-    return HandLog(hole=np.zeros((hands, seats, 2), np.int64),
-                   board=np.zeros((hands, 5), np.int64),
-                   actions=np.zeros((hands, depth, 4), np.int64),
-                   num_actions=np.zeros(hands, np.int64),
-                   net=np.zeros((hands, seats), np.int64), seat_a=np.zeros(hands, np.int64))
-
-
-@njit_inline
-def log_deal(log, h, hole, board, seat_a):
-    """Start hand ``h`` of ``log``: its cards and A's seat."""
-    for p in range(log.hole.shape[1]):
-        log.hole[h, p, 0] = hole[p, 0]
-        log.hole[h, p, 1] = hole[p, 1]
-    for j in range(5):
-        log.board[h, j] = board[j]
-    log.seat_a[h] = seat_a
-    log.num_actions[h] = 0
-
-
-@njit_inline
-def log_action(log, h, street, seat, code, contrib):
-    """Append a decision to hand ``h`` of ``log`` (counted even when it does not fit)."""
-    k = log.num_actions[h]
-    if k < log.actions.shape[1]:
-        log.actions[h, k, 0] = street
-        log.actions[h, k, 1] = seat
-        log.actions[h, k, 2] = code
-        log.actions[h, k, 3] = contrib
-    log.num_actions[h] = k + 1
 
 
 Match = namedtuple("Match", ["tree", "store_a", "store_b", "kind_b", "tables", "num_buckets",

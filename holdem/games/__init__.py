@@ -16,8 +16,8 @@ when a game is built.
 
 from holdem import registry
 
-__all__ = ["CARDS", "EXACT", "LINES", "Game", "make_game", "registry"]
-_INTERFACE = ("CARDS", "EXACT", "LINES", "Game")
+__all__ = ["CARDS", "EXACT", "LINES", "ROTATIONS", "Game", "make_game", "registry"]
+_INTERFACE = ("CARDS", "EXACT", "LINES", "ROTATIONS", "Game")
 
 
 def _build_kuhn(config):

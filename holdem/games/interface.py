@@ -12,12 +12,16 @@ a hand), its kernel form (``game.kernel``, what the traversal kernels take; its 
 - :data:`LINES`: an enumerated betting tree whose actions have labels, so a line of play names a
   node (``game.tree``, ``game.lines.labels``): range charts, local best response, ``play``,
   bet translation, duplicate matches with per-node bot tables.
+- :data:`ROTATIONS`: the kind plays whole hands with a kernel of its own, one strategy in one
+  seat and another in every other seat, every deal once with the first in each seat
+  (``game.rotations.play``): head-to-head matches where no betting tree is enumerated.
 
-Each capability is a typed protocol below (:class:`Exact`, :class:`Cards`, :class:`Lines`), and a
-game *declares* the ones it has: the builder of a kind passes the object that implements each
-(``exact=``, ``cards=``, ``lines=``), so ``game.capabilities`` is read off what was declared and
-code that holds a capability reads it through its protocol (``game.cards.table.chips_per_bb``,
-``game.lines.labels``), never through the kind's own rules object.
+Each capability is a typed protocol below (:class:`Exact`, :class:`Cards`, :class:`Lines`,
+:class:`Rotations`), and a game *declares* the ones it has: the builder of a kind passes the
+object that implements each (``exact=``, ``cards=``, ``lines=``, ``rotations=``), so
+``game.capabilities`` is read off what was declared and code that holds a capability reads it
+through its protocol (``game.cards.table.chips_per_bb``, ``game.lines.labels``), never through
+the kind's own rules object.
 
 Kinds implementing it: :class:`holdem.games.tree_game.TreeGame` (an enumerated betting tree) and
 :class:`holdem.games.nlhe.multiway.MultiwayGame` (nodes computed during traversal).
@@ -36,7 +40,8 @@ if TYPE_CHECKING:
 EXACT = "exact"
 CARDS = "cards"
 LINES = "lines"
-CAPABILITIES = (EXACT, CARDS, LINES)
+ROTATIONS = "rotations"
+CAPABILITIES = (EXACT, CARDS, LINES, ROTATIONS)
 
 
 class Units(Protocol):
@@ -98,6 +103,23 @@ class Lines(Protocol):
         ...
 
 
+class Rotations(Protocol):
+    """:data:`ROTATIONS`: the kind's own kernel plays a match: A (a blueprint) in one seat, B in
+    every other seat, every deal once with A in each seat, the cards staying with the seats."""
+
+    def play(self, store_a, store_b, kind_b: int, num_buckets, ws, state, deals: int, out, log,
+             seat_out, correction, samples: int, value_state) -> None:
+        """Play ``deals`` deals (``store_a``, ``store_b``: StoreArrays; ``kind_b``: B's policy,
+        a ``POLICY_*`` of :mod:`holdem.games.match_kernels`; ``num_buckets`` int64[streets];
+        ``ws``: a traversal workspace of the game's :meth:`Game.workspace_shape`; ``state``:
+        the match's random state). Writes A's mean chips of deal i over its rotations into
+        ``out[i]`` (float64[deals]), A's chips in seat s into ``seat_out[i, s]`` and that hand's
+        mean-zero correction into ``correction[i, s]`` (float64[deals, seats]; its check-down
+        values draw ``samples`` board completions with ``value_state``, 0: no correction), and
+        the first hands into ``log`` (a :data:`holdem.games.match_kernels.HandLog`)."""
+        ...
+
+
 Rules = Exact | Cards | Lines
 
 
@@ -119,13 +141,15 @@ class Game:
     exact: Exact | None = None      # the declared capabilities (None: the game has not got it)
     cards: Cards | None = None
     lines: Lines | None = None
+    rotations: Rotations | None = None
     buckets_sha256: str = ""  # of the bucket file (No-Limit Hold'em)
     buckets_path: str = ""
 
     @property
     def capabilities(self) -> frozenset:
         """The names of the capabilities the game declared (a subset of :data:`CAPABILITIES`)."""
-        declared = {EXACT: self.exact, CARDS: self.cards, LINES: self.lines}
+        declared = {EXACT: self.exact, CARDS: self.cards, LINES: self.lines,
+                    ROTATIONS: self.rotations}
         return frozenset(name for name, value in declared.items() if value is not None)
 
     def supports(self, capability):
@@ -183,6 +207,8 @@ _NEEDS = {
     EXACT: "needs a game small enough for exact evaluation (Kuhn, Leduc)",
     CARDS: "needs a game dealt with real cards and chips (No-Limit Hold'em)",
     LINES: "needs an enumerated betting tree with labelled actions (heads-up No-Limit Hold'em)",
+    ROTATIONS: "needs a game that plays a hand from every seat with its own kernel "
+               "(3-6 player No-Limit Hold'em)",
 }
 
 

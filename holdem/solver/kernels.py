@@ -17,6 +17,11 @@ Each traversal is written once, for every game: how it steps through a game's no
 tree's node ids, or the implicit multi-way game's state rows) is chosen at compile time from the
 game's type by the node hooks of :mod:`holdem.games.node_kernels`, which each game implements.
 
+Regret matching reads only a store's rows and lives beside the store
+(:mod:`holdem.store.strategy_kernels`, with the average strategy); drawing an action from a
+strategy is :mod:`holdem.rng`'s (:func:`holdem.rng.sample_action`); both are importable from
+here too.
+
 Traversals are iterative with an explicit stack (a recursive njit function cannot be cached
 safely and ran 2.5-4x slower). Regrets are read from ``read`` and written to ``write``: the same
 store when training in-process, a shared store and a private delta buffer in a worker.
@@ -36,7 +41,9 @@ from holdem import rng
 from holdem._jit import njit, njit_inline, overload_inline
 from holdem.games import deal_kernels
 from holdem.games import node_kernels as nodes
+from holdem.rng import pick_action, sample_action  # noqa: F401
 from holdem.store import kernels as store_kernels
+from holdem.store.strategy_kernels import normalize_positive, regret_matching  # noqa: F401
 
 SAMPLING_EXTERNAL = 0
 SAMPLING_OUTCOME = 1
@@ -97,48 +104,6 @@ def iteration_weight(params, t):
         s = t if t < params.weight_stop else params.weight_stop
         return np.float64(s // params.weight_interval + 1)
     return params.fixed_weight
-
-
-@njit_inline
-def normalize_positive(out, total, num_actions):
-    """out[:n] /= total, or uniform when no action has positive regret (total <= 0)."""
-    if total > 0.0:
-        inv = 1.0 / total
-        for a in range(num_actions):
-            out[a] *= inv
-    else:
-        u = 1.0 / num_actions
-        for a in range(num_actions):
-            out[a] = u
-
-
-@njit_inline
-def regret_matching(regrets, offset, num_actions, out):
-    """out[:n] = positive part of regrets, normalized; uniform if none is positive."""
-    total = 0.0
-    for a in range(num_actions):
-        r = regrets[offset + a]
-        r = r if r > 0.0 else 0.0
-        out[a] = r
-        total += r
-    normalize_positive(out, total, num_actions)
-
-
-@njit_inline
-def sample_action(probs, n, state):
-    """An action index drawn from probs[:n] (which sum to 1)."""
-    return pick_action(probs, n, rng.uniform(state))
-
-
-@njit_inline
-def pick_action(probs, n, x):
-    """The action whose share of [0, 1) under probs[:n] (in order) holds ``x``."""
-    acc = 0.0
-    for a in range(n - 1):
-        acc += probs[a]
-        if x < acc:
-            return a
-    return n - 1
 
 
 @njit_inline

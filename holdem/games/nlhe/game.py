@@ -76,10 +76,11 @@ def _multiway_game(config, abstraction, path):
     arrays = _built(config, multiway.build_multiway, table, abstraction)
     buckets = _load_buckets(config, path)
     rules = multiway.MultiwayRules(table, abstraction)
+    deal = nlhe_deal(buckets.tables, g.num_players)
     return multiway.MultiwayGame(
-        name="nlhe", num_players=g.num_players, num_streets=4,
-        deal=nlhe_deal(buckets.tables, g.num_players),
+        name="nlhe", num_players=g.num_players, num_streets=4, deal=deal,
         bucket_stride=int(max(buckets.tables.num_buckets)),
         max_depth=multiway.max_depth(arrays), max_actions=multiway.max_actions(arrays),
         deck_size=52, rules=rules, cards=rules,
+        rotations=multiway.MultiwayRotations(arrays, deal),
         buckets_sha256=buckets.sha256, buckets_path=str(path), arrays=arrays)

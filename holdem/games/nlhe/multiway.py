@@ -7,6 +7,9 @@ traversal and the regret store holds only the infosets that were visited.
 
 :class:`MultiwayNode` walks the same game from Python for tests and analysis (labels come from
 :func:`holdem.abstraction.actions.raise_options`, the amounts from the kernels).
+:class:`MultiwayRotations` is what the game declares for
+:class:`holdem.games.interface.Rotations`: its matches, played on the state rows by
+:mod:`holdem.games.nlhe.multiway_play_kernels`.
 """
 
 from collections import namedtuple
@@ -17,6 +20,7 @@ import numpy as np
 from holdem.abstraction.actions import raise_options
 from holdem.games.interface import Game, shapes_match
 from holdem.games.nlhe import multiway_kernels as mk
+from holdem.games.nlhe import multiway_play_kernels as mpk
 from holdem.games.nlhe.abstract import HeadsUpTable
 from holdem.games.nlhe.engine import RealCards
 
@@ -35,6 +39,24 @@ class MultiwayRules(RealCards):
 
     table: MultiwayTable
     abstraction: object       # ActionAbstraction
+
+
+@dataclass(frozen=True, eq=False)
+class MultiwayRotations:
+    """A :class:`MultiwayGame`'s :class:`holdem.games.interface.Rotations`: matches played by
+    :func:`holdem.games.nlhe.multiway_play_kernels.play_rotations` on the game's kernel arrays
+    and deal."""
+
+    arrays: mk.MultiwayArrays
+    deal: object              # DealArrays (holdem.games.deal_kernels)
+
+    def play(self, store_a, store_b, kind_b, num_buckets, ws, state, deals, out, log, seat_out,
+             correction, samples, value_state):
+        """:meth:`holdem.games.interface.Rotations.play`."""
+        scratch = mpk.make_scratch(int(self.arrays.num_players), ws.akind.shape[1])
+        mpk.play_rotations(self.arrays, self.deal, store_a, store_b, np.int64(kind_b),
+                           num_buckets, ws, state, np.int64(deals), out, log, seat_out,
+                           correction, np.int64(samples), value_state, scratch)
 
 
 def _menus(abstraction):

@@ -1,9 +1,12 @@
 """Kernels that play multi-way (3-6 player) hands: one blueprint seat against the others.
 
 The other seats are all played by a baseline bot (the policies of
-:mod:`holdem.analysis.play_kernels`, here computed from the node's actions) or by a second
+:mod:`holdem.games.match_kernels`, here computed from the node's actions) or by a second
 blueprint. Deals are *duplicate*: every deal is played once with the blueprint in each seat (the
-cards stay with the seats), and the mean over those rotations is one sample.
+cards stay with the seats), and the mean over those rotations is one sample. The kernel steps
+the multi-way kind's state rows (:mod:`holdem.games.nlhe.multiway_kernels`); analysis reaches it
+through the game's :data:`holdem.games.interface.ROTATIONS` capability
+(:class:`holdem.games.nlhe.multiway.MultiwayRotations`).
 
 Beside each hand's chips the kernel sums an AIVAT-style correction (Burch et al. 2018) for A's
 seat, of mean zero, which the caller adds with the variance-minimising coefficient
@@ -25,13 +28,13 @@ import numpy as np
 
 from holdem import rng
 from holdem._jit import njit
-from holdem.analysis.play_kernels import (POLICY_BLUEPRINT, POLICY_CALL, POLICY_FOLD,
-                                          POLICY_POT, POLICY_RANDOM, average_strategy,
-                                          log_action, log_deal)
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
 from holdem.games import deal_kernels
+from holdem.games.match_kernels import (POLICY_BLUEPRINT, POLICY_CALL, POLICY_FOLD,
+                                        POLICY_POT, POLICY_RANDOM, log_action, log_deal)
 from holdem.games.nlhe import multiway_kernels as mk
-from holdem.solver.kernels import sample_action
+from holdem.rng import sample_action
+from holdem.store.strategy_kernels import average_strategy
 
 BOARD_CARDS = np.array([0, 3, 4, 5], np.int64)     # board cards seen on each street
 
@@ -174,7 +177,7 @@ def play_rotations(g, deal, store_a, store_b, kind_b, num_buckets, ws, state, n,
     chips in seat s and ``correction[i, s]`` that hand's correction (module docstring; its
     check-down values before the turn use ``samples`` completions drawn with ``value_state``,
     ``samples`` = 0: no correction). ``log``: a
-    :data:`holdem.analysis.play_kernels.HandLog` that the first hands are written to."""
+    :data:`holdem.games.match_kernels.HandLog` that the first hands are written to."""
     num_players = g.num_players
     row = ws.rows[0]
     akind, ato, sigma = ws.akind[0], ws.ato[0], ws.sigma[0]
