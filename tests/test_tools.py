@@ -192,3 +192,29 @@ def test_bench_backends_compares_both_backends():
     # One round: the median ratio and the ratio of the medians are that round's ratio.
     assert out["median ratio ray/process"] == f"{m[3]}x ({m[3]}x)"
     assert out["median process"].endswith(f"ratio of the medians: {m[3]}x")
+
+
+def test_checkpoint_digest_with_arrays_ignores_only_the_header(tmp_path):
+    """``--arrays``: two checkpoints with the same arrays and iteration count but a header key
+    apart digest alike; an array or the iteration count apart, they do not. Without the flag
+    the header key counts."""
+    import importlib.util
+
+    from holdem import checkpoint
+
+    spec = importlib.util.spec_from_file_location(
+        "checkpoint_digest", Path(__file__).resolve().parents[1] / "tools" / "checkpoint_digest.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    arrays = {"regrets": np.arange(6, dtype=np.float64), "keys": np.array([3, 1], np.int64)}
+    header = {"iterations": 100, "game": "kuhn", "config": {"solver": {"new_key": 0.0}}}
+    paths = {}
+    for name, h, a in (("a", header, arrays),
+                       ("b", {**header, "config": {"solver": {}}}, arrays),
+                       ("c", header, {**arrays, "regrets": np.arange(6, dtype=np.float64) + 1}),
+                       ("d", {**header, "iterations": 101}, arrays)):
+        paths[name] = checkpoint.save(tmp_path / f"{name}.ckpt", h, a)
+    same = {n: tool.digest(p, arrays_only=True)[0] for n, p in paths.items()}
+    assert same["a"] == same["b"]
+    assert len({same["a"], same["c"], same["d"]}) == 3
+    assert tool.digest(paths["a"])[0] != tool.digest(paths["b"])[0]

@@ -9,6 +9,9 @@ checked bit for bit::
     python -m holdem.cli.train_blueprint --game leduc --iters 20000 --num-workers 0 \\
         --logdir /tmp/a --quiet
     python tools/checkpoint_digest.py /tmp/a          # newest checkpoint of a logdir, or a file
+
+``--arrays`` hashes the arrays and the iteration count only, for comparing with a version whose
+header gained keys that change nothing when left at their defaults (e.g. a new config key).
 """
 
 import argparse
@@ -25,10 +28,12 @@ from holdem import checkpoint  # noqa: E402
 VARYING = ("created", "elapsed", "versions", "arrays")
 
 
-def digest(path):
-    """(sha256 hex of the training content, iterations) of the checkpoint at ``path``."""
+def digest(path, arrays_only=False):
+    """(sha256 hex of the training content, iterations) of the checkpoint at ``path``
+    (``arrays_only``: of its arrays and iteration count alone)."""
     ckpt = checkpoint.load(checkpoint.resolve(path))
-    header = {k: v for k, v in ckpt.header.items() if k not in VARYING}
+    header = ({"iterations": ckpt.iterations} if arrays_only
+              else {k: v for k, v in ckpt.header.items() if k not in VARYING})
     h = hashlib.sha256(msgpack.packb(header, use_bin_type=True))
     for name in sorted(ckpt.arrays):
         arr = ckpt.arrays[name]
@@ -42,9 +47,11 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     parser.add_argument("paths", nargs="+", help="checkpoint files or logdirs (newest checkpoint)")
+    parser.add_argument("--arrays", action="store_true",
+                        help="hash the arrays and the iteration count only, not the header")
     args = parser.parse_args(argv)
     for path in args.paths:
-        sha, iterations = digest(path)
+        sha, iterations = digest(path, args.arrays)
         print(f"{sha}  {iterations:>12,} it  {path}")
 
 
