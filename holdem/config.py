@@ -29,12 +29,11 @@ from pathlib import Path
 import yaml
 
 from holdem import registry
-
-SAMPLINGS = ("external", "outcome")
-WEIGHTINGS = ("none", "linear", "dcfr")
-CLOCKS = ("iterations", "seconds")
-START_METHODS = ("spawn", "fork", "forkserver")
-BACKENDS = ("process", "ray")
+from holdem.config_values import CHOICES as _CHOICES
+from holdem.config_values import NON_NEGATIVE as _NON_NEGATIVE
+from holdem.config_values import POSITIVE as _POSITIVE
+from holdem.config_values import PROBABILITY as _PROBABILITY
+from holdem.config_values import RANGE as _RANGE
 
 
 class ConfigError(ValueError):
@@ -124,38 +123,6 @@ class Config:
             if section == name:
                 return values
         raise AttributeError(f"a config has no section or field {name!r}")
-
-
-_CHOICES = {
-    ("game", "name"): registry.names,       # a callable: games can be registered at run time
-    ("solver", "sampling"): SAMPLINGS,
-    ("solver", "weighting"): WEIGHTINGS,
-    ("solver", "schedule_clock"): CLOCKS,
-    ("train", "start_method"): START_METHODS,
-    ("train", "backend"): BACKENDS,
-    ("train", "eval_baseline"): ("fold", "call", "pot", "random", "equity"),
-    ("train", "eval_lbr"): tuple(f"{a}:{r}" for a in ("abstract", "fc", "fcpa", "56")
-                                 for r in ("1-4", "3-4")),   # holdem.analysis.lbr's settings
-}
-_POSITIVE = {("game", "num_players"),
-             ("solver", "discount_interval"), ("solver", "dcfr_interval"),
-             ("train", "snapshot_interval"),
-             ("train", "progress_interval"), ("train", "keep_checkpoints"),
-             ("train", "log_interval"), ("train", "eval_interval"), ("train", "utility_window"),
-             ("train", "worker_timeout"), ("train", "worker_restarts"),
-             ("train", "worker_restart_window"), ("train", "max_memory_gb"),
-             ("train", "eval_baseline_interval"), ("train", "eval_hands"),
-             ("train", "eval_lbr_interval"), ("train", "eval_lbr_hands")}
-_NON_NEGATIVE = {("solver", "prune_after"), ("train", "iters"),
-                 ("train", "time_budget"),
-                 ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
-                 ("train", "merge_threads"), ("train", "own_delta_weight"),
-                 ("train", "flush_iters"),
-                 ("solver", "average_max_street"), ("solver", "discount_stop"),
-                 ("solver", "opponent_exploration_stop")}
-_PROBABILITY = {("solver", "exploration"), ("solver", "opponent_exploration"),
-                ("solver", "prune_prob")}
-_RANGE = {("game", "num_players"): (2, 6)}      # the multi-way kernels' MAX_PLAYERS
 
 
 def _yaml(value):
@@ -258,7 +225,8 @@ WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "
 # in-process checkpoint stays bit-for-bit the same: tools/checkpoint_digest.py).
 _STORED_WHEN_SET = {("train", "worker_restarts"), ("train", "worker_restart_window"),
                     ("train", "eval_lbr"), ("train", "eval_lbr_interval"),
-                    ("train", "eval_lbr_hands")}
+                    ("train", "eval_lbr_hands"), ("solver", "opponent_exploration"),
+                    ("solver", "opponent_exploration_stop")}
 
 
 def _stored_when_set(config, section, name):

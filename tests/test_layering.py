@@ -24,8 +24,8 @@ TOOLS = PACKAGE.parent / "tools"
 
 FLOORS = (
     ("ground", ("holdem._jit", "holdem.rng", "holdem.cards", "holdem.fileio", "holdem.metrics",
-                "holdem.config", "holdem.container", "holdem.version", "holdem.registry",
-                "holdem.game_sections")),
+                "holdem.config", "holdem.config_values", "holdem.container", "holdem.version",
+                "holdem.registry", "holdem.game_sections")),
     ("evaluator, store", ("holdem.evaluator", "holdem.store")),
     ("checkpoint", ("holdem.checkpoint",)),
     ("abstraction", ("holdem.abstraction",)),
@@ -291,13 +291,14 @@ def test_holdem_never_imports_tools():
 
 
 def test_importing_config_loads_no_numba_and_no_holdem_module_but_the_registry():
-    """The registry and the shipped games' config declarations, nothing under holdem.games."""
+    """The registry, the shipped games' config declarations and the value tables, nothing
+    under holdem.games."""
     code = ("import sys, holdem.config; print(' '.join(sorted(m for m in sys.modules "
             "if m.split('.')[0] in ('numba', 'numpy', 'holdem'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=PACKAGE.parent).stdout.split()
-    assert out == ["holdem", "holdem.config", "holdem.game_sections", "holdem.registry",
-                   "holdem.version"]
+    assert out == ["holdem", "holdem.config", "holdem.config_values", "holdem.game_sections",
+                   "holdem.registry", "holdem.version"]
 
 
 # -- the checker itself catches each kind of violation ----------------------------------------

@@ -281,7 +281,8 @@ def test_postflop_export_finds_every_visited_infoset(trained_three_way, tmp_path
     training visited finds each infoset of the store exactly once and invents none; its
     strategies are the store's; --street keeps those streets (walking no further)."""
     import holdem
-    from holdem.analysis.export import multiway_records, read_export
+    from holdem.analysis.export import read_export
+    from holdem.analysis.export_multiway import multiway_records
     from holdem.cli.export_strategy import main
 
     logdir, solver = trained_three_way
@@ -333,7 +334,8 @@ def test_a_worker_run_exports_what_lies_past_the_histories_it_sent_nothing_for(t
 
     import holdem
     from holdem.analysis.blueprint import load_checkpoint_store
-    from holdem.analysis.export import export_records, multiway_records
+    from holdem.analysis.export import export_records
+    from holdem.analysis.export_multiway import multiway_records
 
     data = config_mod.to_dict(_six_max_config(iters=3000, num_workers=2, batch_size=500,
                                               start_method="fork"))
@@ -462,7 +464,7 @@ def test_multiway_export_histories_are_lines_query_takes(trained_three_way, tmp_
     """One notation for lines with any number of seats: each exported preflop history, given to
     Blueprint.line_labels, reaches the node whose actions and strategy the record lists."""
     import holdem
-    from holdem.analysis.export import multiway_records
+    from holdem.analysis.export_multiway import multiway_records
 
     logdir, solver = trained_three_way
     bp = holdem.Blueprint.load(logdir)

@@ -49,7 +49,7 @@ PROGRESS_SECONDS = 5.0
 
 
 def _progress_printer(stream=None):
-    """A ``progress`` for :func:`holdem.analysis.export.multiway_records`: a line on stderr
+    """A ``progress`` for :func:`holdem.analysis.export_multiway.multiway_records`: a line on stderr
     every :data:`PROGRESS_SECONDS`."""
     state = {"next": PROGRESS_SECONDS}
 
