@@ -126,15 +126,15 @@ def test_log_without_replicas_only_counts():
 def test_ray_backend_without_ray_says_how_to_install_it(monkeypatch):
     import sys
 
-    from holdem.runtime import ray_pool
+    from holdem.runtime import ray_cluster
 
     monkeypatch.setitem(sys.modules, "ray", None)        # import ray raises ImportError
     with pytest.raises(config_mod.ConfigError, match=r"pip install -e '\.\[ray\]'"):
-        ray_pool.connect()
+        ray_cluster.connect()
 
 
 def test_unreachable_ray_address_is_a_one_line_error():
-    from holdem.runtime import ray_pool
+    from holdem.runtime import ray_cluster
 
-    assert not ray_pool._reachable("127.0.0.1:1", timeout=1.0)
-    assert ray_pool._reachable("auto") and ray_pool._reachable("ray://head:10001")
+    assert not ray_cluster._reachable("127.0.0.1:1", timeout=1.0)
+    assert ray_cluster._reachable("auto") and ray_cluster._reachable("ray://head:10001")

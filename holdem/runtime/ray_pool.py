@@ -30,19 +30,16 @@ Ray is an optional extra (``pip install -e '.[ray]'``); this module imports it w
 """
 
 import functools
-import logging
 import os
-import re
-import socket
 import time
 import uuid
-from pathlib import Path
 
 from holdem import config as config_mod
-from holdem.config import ConfigError
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.pool import Pool, WorkerDied
+from holdem.runtime.ray_cluster import (actor_failure, alive_nodes, cluster_workers, connect,
+                                        disconnect, first_line, match_niceness)
 from holdem.runtime.replica import Replica, StoreLog, store_copy
 from holdem.runtime.worker import BatchServer
 from holdem.store.merge import merge_threads
@@ -50,89 +47,6 @@ from holdem.store.merge import merge_threads
 # Changes sent to a replica and not yet applied there, before sending more waits for it.
 MAX_REPLICA_BACKLOG = 32
 REPLICA_TIMEOUT = 600.0         # a replica that takes longer to start or apply is failed
-
-_started_here = False           # this process started a local Ray instance (shut it down)
-
-
-def _ray():
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError("train.backend: ray needs Ray, an optional extra: "
-                          "pip install -e '.[ray]'") from None
-    return ray
-
-
-def _reachable(address, timeout=5.0):
-    """False when ``address`` is HOST:PORT and nothing accepts a connection there (Ray itself
-    retries an unreachable head node for minutes)."""
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or "://" in address:
-        return True                     # "auto", ray://..., or not ours to judge
-    try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
-    except OSError:
-        return False
-    return True
-
-
-def connect(address=None):
-    """Connect to Ray: ``address`` None starts a local instance (unless this process is
-    connected already), "auto" or "HOST:PORT" joins a running cluster."""
-    global _started_here
-    ray = _ray()
-    if ray.is_initialized():
-        return ray
-    if address is not None and not _reachable(address):
-        raise ConfigError(f"train.ray_address: {address}: no Ray head node answers there "
-                          "(start one with 'ray start --head', or give its address)")
-    try:
-        ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING,
-                 configure_logging=True, log_to_driver=True)
-    except ConnectionError as exc:
-        raise ConfigError(f"train.ray_address: {address}: cannot connect to a Ray cluster "
-                          f"({_first_line(exc)})") from None
-    _started_here = address is None
-    return ray
-
-
-def disconnect():
-    """Shut down the local Ray instance this process started, if any."""
-    global _started_here
-    if _started_here:
-        _ray().shutdown()
-        _started_here = False
-
-
-def _alive_nodes(ray):
-    """{node id: CPUs} of the cluster's alive nodes with CPUs."""
-    return {n["NodeID"]: int(n["Resources"].get("CPU", 0)) for n in ray.nodes()
-            if n["Alive"] and n["Resources"].get("CPU", 0) >= 1}
-
-
-def cluster_workers(address=None):
-    """Workers for ``num_workers: 0`` with Ray: one per CPU of the cluster, less one for the
-    main process."""
-    ray = connect(address)
-    return max(1, sum(_alive_nodes(ray).values()) - 1)
-
-
-def match_niceness(niceness):
-    """Run every thread of this process at ``niceness``, the driver's: Ray starts its workers
-    at nice 15 (they would get the CPU last on a shared machine), worker processes run at the
-    main process's. Raising the priority needs root (or RLIMIT_NICE); where it is refused a
-    warning says what the actor runs at."""
-    tasks = Path("/proc/self/task")
-    threads = [int(t) for t in os.listdir(tasks)] if tasks.is_dir() else [0]
-    try:
-        for tid in threads:
-            os.setpriority(os.PRIO_PROCESS, tid, niceness)
-    except ProcessLookupError:          # a thread that just ended
-        pass
-    except OSError as exc:
-        log(f"warning: Ray worker pid {os.getpid()}: cannot run at the driver's niceness "
-            f"{niceness} ({exc.strerror}); it runs at {os.getpriority(os.PRIO_PROCESS, 0)}")
-
 
 class WorkerActor:
     """A persistent worker in a Ray actor (see :class:`holdem.runtime.worker.BatchServer`);
@@ -263,7 +177,7 @@ class RayPool(Pool):
         self._worker_class = self.ray.remote(WorkerActor)
         self._replica_class = self.ray.remote(ReplicaActor)
         self.home = self.ray.get_runtime_context().get_node_id()
-        alive = _alive_nodes(self.ray)
+        alive = alive_nodes(self.ray)
         if not alive:
             raise RuntimeError("the Ray cluster has no node with a CPU")
         counts = {}
@@ -348,7 +262,7 @@ class RayPool(Pool):
                 dead.add(i)
                 events.append((i, WorkerDied(f"worker {i} (Ray actor on node "
                                              f"{self.worker_node[i][:8]}): "
-                                             f"{_actor_failure(exc)}")))
+                                             f"{actor_failure(exc)}")))
                 continue
             for p in payload if isinstance(payload, list) else [payload]:
                 if self.worker_node[i] != self.home:
@@ -364,7 +278,7 @@ class RayPool(Pool):
         self._kill(self.actors[i])
         self.incarnation[i] += 1
         self.pending = {r: v for r, v in self.pending.items() if v[0] != i}
-        alive = _alive_nodes(self.ray)
+        alive = alive_nodes(self.ray)
         while True:
             if self.worker_node[i] not in alive:
                 self._forget_dead_nodes(alive)
@@ -381,7 +295,7 @@ class RayPool(Pool):
             except (self.ray.exceptions.RayError, TimeoutError) as exc:
                 # Its replica could not start there (the node is leaving): try another node.
                 log(f"store replica on node {self.worker_node[i][:8]} did not start "
-                    f"({_first_line(exc)})")
+                    f"({first_line(exc)})")
                 alive.pop(self.worker_node[i], None)
         self._keep_changes()
         self._spawn(i)
@@ -442,7 +356,7 @@ class RayPool(Pool):
                 while entry.backlog and entry.backlog[0] in ready:
                     _, entry.applied, entry.seconds = ray.get(entry.backlog.pop(0))
             except ray.exceptions.RayError as exc:
-                self._drop_replica(node, _first_line(exc))
+                self._drop_replica(node, first_line(exc))
                 continue
             if len(entry.backlog) > MAX_REPLICA_BACKLOG:
                 self._drop_replica(node, f"did not apply the store's changes within "
@@ -516,20 +430,3 @@ class RayPool(Pool):
             self.pending.clear()
         finally:
             disconnect()
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _first_line(exc):
-    text = _ANSI.sub("", str(exc)).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
-def _actor_failure(exc):
-    """Why an actor died, in one line: the exception its constructor raised (the last line of
-    Ray's message, after the traceback), else the first line of the message."""
-    lines = [line.strip() for line in _ANSI.sub("", str(exc)).splitlines() if line.strip()]
-    if getattr(exc, "actor_init_failed", False) and lines:
-        return f"failed as it started: {lines[-1]}"
-    return _first_line(exc)
