@@ -125,28 +125,14 @@ def strategy_at(m, seat_a, node, sigma):
 
 
 @njit_inline
-def lookahead_value(m, seat_a, node, sigma):
-    """A's value at ``node`` one decision ahead: the mean over the strategy of whoever acts at
-    ``node`` of its children's :func:`checkdown_value` (a terminal's payoff at a terminal).
-    Unlike checking down it counts that player's folds. ``sigma``: scratch."""
-    tree = m.tree
-    if tree.kind[node] != DECISION:
-        return terminal_utility(tree, node, seat_a, m.strength)
-    strategy_at(m, seat_a, node, sigma)
-    child0 = tree.child_start[node]
-    value = 0.0
-    for b in range(tree.num_actions[node]):
-        if sigma[b] > 0.0:
-            value += sigma[b] * checkdown_value(tree, child0 + b, seat_a, m.strength)
-    return value
-
-
-@njit_inline
 def lookahead2_value(m, seat_a, node, sigma, scratch):
-    """:func:`lookahead_value` one decision further (``sigma``, ``scratch``: scratch); a
-    second function rather than a depth argument, since kernels stay iterative. Each level
-    costs a store lookup per action and narrows the intervals further (README: Performance
-    has the figures for none, one and two)."""
+    """A's value at ``node`` two decisions ahead: the mean over the strategy of whoever acts at
+    ``node`` (into ``sigma``) of each child's value one decision ahead -- the mean over the
+    strategy of whoever acts there (into ``scratch``) of its children's
+    :func:`checkdown_value` -- and a terminal's payoff wherever a terminal comes first. Unlike
+    checking down it counts those players' folds. The two levels are two nested loops, since
+    kernels stay iterative. Each level costs a store lookup per action and narrows the
+    intervals further (README: Performance has the figures for none, one and two)."""
     tree = m.tree
     if tree.kind[node] != DECISION:
         return terminal_utility(tree, node, seat_a, m.strength)
@@ -154,8 +140,19 @@ def lookahead2_value(m, seat_a, node, sigma, scratch):
     child0 = tree.child_start[node]
     value = 0.0
     for b in range(tree.num_actions[node]):
-        if sigma[b] > 0.0:
-            value += sigma[b] * lookahead_value(m, seat_a, child0 + b, scratch)
+        if sigma[b] <= 0.0:
+            continue
+        child = child0 + b
+        if tree.kind[child] != DECISION:
+            value += sigma[b] * terminal_utility(tree, child, seat_a, m.strength)
+            continue
+        strategy_at(m, seat_a, child, scratch)
+        grandchild0 = tree.child_start[child]
+        ahead = 0.0
+        for c in range(tree.num_actions[child]):
+            if scratch[c] > 0.0:
+                ahead += scratch[c] * checkdown_value(tree, grandchild0 + c, seat_a, m.strength)
+        value += sigma[b] * ahead
     return value
 
 
