@@ -47,8 +47,11 @@ def test_a_registered_toy_game_trains_in_process_and_lagged(tmp_path, kuhn4):
     serial = train(config, tmp_path / "serial", progress=False)
     # Each player: a card (J..A) at the first decision and facing a bet.
     assert serial.iterations == 200_000 and serial.infosets == 2 * 4 * 2
+    # A fixed flush-to-merge delay (32 iterations per worker): this checks that a registered
+    # game runs through the simulated workers, not what the modelled main process makes of a
+    # game whose iterations take a microsecond (it falls behind them).
     lagged = train(config, tmp_path / "lagged", progress=False,
-                   executor=LaggedExecutor(game, config, 8))
+                   executor=LaggedExecutor(game, config, 8, delay=256))
     assert lagged.iterations == 200_000 and lagged.infosets == 16
     # Measured: 0.0024 in-process, 0.0093 with 8 simulated workers (16 infosets: every delta
     # touches most of them).

@@ -2,19 +2,23 @@
 simulated workers.
 
 The simulated workers are :class:`holdem.runtime.lagged.LaggedExecutor`: the exact order of
-reads and merges of W workers whose main process keeps up, run on one core and deterministic for
-a seed, so the figure does not depend on this machine's core count or load. For each W in
+reads and merges of W workers, run on one core on a modelled clock
+(:mod:`holdem.runtime.lag_model`) and deterministic for a seed, so the figure does not depend on
+this machine's core count or load. For each W in
 ``--workers`` (0 = in-process) it trains ``--iters`` iterations and prints, for Kuhn and Leduc,
 the exact exploitability and its ratio to the in-process one; for No-Limit Hold'em, the W-worker
 blueprint's head-to-head result against the in-process one (``--hands`` duplicate hands, mbb/hand
 with a 95% interval; 0 or above is what parallel training should give).
 
-Flush size, batch sizing and own-delta weight are the process executor's defaults unless given;
-``--merge-delay`` is the flush-to-merge delay in iterations (default: the lagged executor's
-``default_delay``, DELAY_PER_WORKER iterations per worker: about what ``tools/bench_merge.py``
-predicts for 15 workers, over 15).
+Flush size (paced as the process executor paces it), batch sizing and own-delta weight are the
+process executor's defaults unless given. When a flush is merged comes from the model -- a main
+process that wakes for records and merges them in passes whose length follows from their size,
+on a machine with a core per process unless ``--cores`` says fewer -- and each run's line gives
+the modelled flush-to-merge delay; ``--merge-delay`` instead merges every flush that many
+iterations later (a main process that always keeps up at that delay).
 
     python tools/bench_convergence.py --game leduc --iters 3000000 --workers 2,4,8,15
+    python tools/bench_convergence.py --game leduc --workers 15 --merge-delay 1000
     python tools/bench_convergence.py --game leduc --own-delta-weight 0      # weight W
     python tools/bench_convergence.py --config configs/hunl_default.yaml --iters 2000000 \\
         --workers 4,8,15,32 --hands 1000000
@@ -33,7 +37,7 @@ from holdem.analysis import evaluation
 from holdem.analysis.blueprint import Blueprint, load_checkpoint_store
 from holdem.games import make_game
 from holdem.runtime.worker import flush_iterations, flush_text
-from holdem.runtime.lagged import DELAY_PER_WORKER, LaggedExecutor, default_delay
+from holdem.runtime.lagged import LaggedExecutor
 from holdem.training import train
 
 
@@ -53,8 +57,12 @@ def build_parser():
                    help="iterations per delta (default: as the process executor flushes for "
                         "each worker count)")
     p.add_argument("--merge-delay", type=non_negative_int, metavar="ITERS",
-                   help="iterations from a flush to its merge (default: "
-                        f"{DELAY_PER_WORKER} per worker)")
+                   help="merge every flush this many iterations after it (default: when the "
+                        "modelled main process merges it)")
+    p.add_argument("--cores", type=iteration_count, metavar="N",
+                   help="cores of the simulated machine (default: one per process)")
+    p.add_argument("--one-delta-per-batch", action="store_true",
+                   help="flush once per batch, as Ray's workers do")
     p.add_argument("--hands", type=iteration_count, default=1_000_000,
                    help="NLHE: duplicate hands per head-to-head (default 1,000,000)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="training seed (default 0)")
@@ -69,13 +77,25 @@ def _store(logdir):
 
 
 def _train(config, game, workers, args, logdir):
-    executor = None if workers == 0 else LaggedExecutor(game, config, workers, args.batch_size,
-                                                        args.flush, args.merge_delay)
+    executor = None if workers == 0 else LaggedExecutor(
+        game, config, workers, args.batch_size, args.flush, args.merge_delay, cores=args.cores,
+        one_delta_per_batch=args.one_delta_per_batch)
     start = time.perf_counter()
     result = train(config, logdir, progress=False, executor=executor)
     log(f"{workers or 'in-process'}: {result.iterations:,} iterations in "
         f"{time.perf_counter() - start:.0f} s")
-    return result
+    if executor is not None:
+        for line in executor.summary(None):
+            log(line)
+    return result, executor
+
+
+def _paced(executor):
+    """How the pacer changed the flush, for a run's line ('' where it did not)."""
+    s = executor.stats
+    if not executor.pacer.highest or not s["merged"]:
+        return ""
+    return f" paced to {s['iters'] / s['merged']:,.0f} on average"
 
 
 def main(argv=None):
@@ -95,11 +115,11 @@ def main(argv=None):
     weight = workers_config.train.own_delta_weight
     print("own delta weight: " + ("1 (the default)" if weight is None else
                                   f"{weight:g} (0 = the number of workers)"))
-    print("merge delay: " + (f"{DELAY_PER_WORKER} iterations per worker" if args.merge_delay
-                             is None else f"{args.merge_delay:,} iterations"))
+    print("merge delay: " + ("modelled" if args.merge_delay is None
+                             else f"{args.merge_delay:,} iterations"))
     with tempfile.TemporaryDirectory(prefix="holdem-conv-") as tmp:
         base = Path(tmp) / "serial"
-        serial = _train(config, game, 0, args, base)
+        serial, _ = _train(config, game, 0, args, base)
         exact = evaluation.applies("exploitability", game)
         if exact:
             metric = evaluation.make("exploitability", game)
@@ -110,22 +130,19 @@ def main(argv=None):
                                      config=config, hands=args.hands)
         for w in counts:
             logdir = Path(tmp) / f"w{w}"
-            result = _train(workers_config, game, w, args, logdir)
+            result, executor = _train(workers_config, game, w, args, logdir)
+            how = (f"{flush_text(args.flush or flush_iterations(workers_config, w))}"
+                   f"{_paced(executor)}, merged {executor.delay_iterations():,.0f} iterations "
+                   "later" + (" on average" if args.merge_delay is None else ""))
             if exact:
                 x = metric.measure(_store(logdir)).value
                 print(f"{w} workers: exploitability {x:.6f} = {x / ref:.2f}x in-process "
-                      f"({result.iterations:,} iterations; "
-                      f"{flush_text(args.flush or flush_iterations(workers_config, w))}, merged "
-                      f"{default_delay(w) if args.merge_delay is None else args.merge_delay:,} "
-                      "later)")
+                      f"({result.iterations:,} iterations; {how})")
             else:
                 match = metric.measure(_store(logdir), seed=1).detail
                 print(f"{w} workers vs in-process: {match.mbb_per_hand:+.1f} ± "
                       f"{match.ci95:.1f} mbb/hand ({match.hands:,} hands; "
-                      f"{result.iterations:,} iterations each; "
-                      f"{flush_text(args.flush or flush_iterations(workers_config, w))}, merged "
-                      f"{default_delay(w) if args.merge_delay is None else args.merge_delay:,} "
-                      "later)")
+                      f"{result.iterations:,} iterations each; {how})")
 
 
 if __name__ == "__main__":

@@ -79,7 +79,8 @@ def report(single, multi):
         print(f"flush: {m['flush']:,} iterations/delta")
         print(f"merge: {m['merge_ms']:.3f} ms/delta ({m['merge_core']:.1f}% of a core, "
               f"{m['per_pass']:.1f} deltas/pass); delta {m['delta_bytes']:.1f} bytes/iteration")
-        print(f"flush to merge: {m['delay_ms']:.2f} ms ({m['delay_iters']:,} iterations)")
+        print(f"flush to merge: {m['delay_ms']:.2f} ms ({m['delay_iters']:,} iterations; "
+              f"the main process waking {m['wake_ms']:.2f} ms of it)")
         print(f"main process busy: {m['main_busy']:.1f}% of a core")
         print(f"worker restarts: {m['restarts']}")
     for r in (single, multi):

@@ -23,8 +23,9 @@ import yaml  # noqa: E402  (after the path fix above, like every holdem import)
 DONE_RE = re.compile(r"^done: iterations=(\d+) elapsed=([\d.]+) it/s=([\d.]+) infosets=(\d+) "
                      r"checkpoint=(\S+)$", re.M)
 MERGE_RE = re.compile(r"^merge: ([\d.]+) ms/delta \(([\d.]+)% of a core, ([\d.]+) deltas/pass\); "
-                      r"(\d+) iterations/delta; flush to merge ([\d.]+) ms \(([\d,]+) "
-                      r"iterations\); delta ([\d.]+) bytes/iteration; store ([^;]+); main "
+                      r"(\d+) iterations/delta(?: \(flushes paced[^)]*\))?; flush to merge "
+                      r"([\d.]+) ms \(([\d,]+) iterations; waking ([\d.]+|nan) ms\); delta "
+                      r"([\d.]+) bytes/iteration; store ([^;]+); main "
                       r"process busy ([\d.]+)% of a core; worker restarts (\d+)$", re.M)
 PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
 STORE_FILE_RE = re.compile(r"/holdem-\d+-[0-9a-f]+-g\d+\.store")
@@ -159,7 +160,8 @@ def parse_merge(stderr):
         return None
     return {"merge_ms": float(m[1]), "merge_core": float(m[2]), "per_pass": float(m[3]),
             "flush": int(m[4]), "delay_ms": float(m[5]), "delay_iters": int(m[6].replace(",", "")),
-            "delta_bytes": float(m[7]), "main_busy": float(m[9]), "restarts": int(m[10])}
+            "wake_ms": float(m[7]), "delta_bytes": float(m[8]), "main_busy": float(m[10]),
+            "restarts": int(m[11])}
 
 
 # -- runs -------------------------------------------------------------------------------------

@@ -1,20 +1,30 @@
 """A deterministic stand-in for W workers, in this process: what parallelism does to convergence.
 
-On W cores with a main process that keeps up, each worker runs its batch against the live shared
-store in flushes (:func:`holdem.runtime.worker.flush_iterations` iterations, a delta after
-each): while it works, the other W - 1 workers' flushed deltas are merged and it sees them; it
-sees its own updates at once (its delta buffer) and the other workers' unflushed iterations not
-at all. :class:`LaggedExecutor` reproduces that order on one core: W simulated workers take
-turns running ``CHUNKS`` slices of their current flush (the same
-:class:`holdem.runtime.worker.BatchRunner` reading the live store into its own delta buffer);
-a flush's delta record is merged by the same pass as the process executor's
-(:func:`holdem.runtime.process.merge_pass`) once the simulated workers together have run
-``delay`` more iterations: the flush-to-merge delay of a real run, in iterations (measured in the
-real executor: TensorBoard ``train/flush_to_merge_iters``; predicted by ``tools/bench_merge.py``;
-by default :func:`default_delay`).
-Worker k starts k / W of a flush late, so flushes finish evenly spread, as they do on real
-cores; flush size, batch sizing, own-delta weight and held cold rows
-(:class:`holdem.store.delta.ColdRows`) are the process executor's.
+On W cores each worker runs its batch against the shared store in flushes
+(:func:`holdem.runtime.worker.flush_iterations` iterations, a delta record after each); it sees
+its own updates at once (its delta buffer), the other workers' flushes once the main process has
+merged them, and their unflushed iterations not at all. :class:`LaggedExecutor` reproduces that
+order on one core: W simulated workers, each the same :class:`holdem.runtime.worker.BatchRunner`
+reading a store into its own delta buffer, run ``CHUNKS`` slices of each flush, always the worker
+whose clock is earliest next, and a flush's record is merged by the same pass as the process
+executor's (:func:`holdem.runtime.process.merge_pass`).
+
+When a record is merged comes from a model of the runtime (:mod:`holdem.runtime.lag_model`):
+each worker's clock advances by its slices' decision-node visits and its flushes' bytes at
+nominal costs, and a simulated main process wakes for arrivals, merges everything that arrived
+in one pass whose length follows from the records, and pauses for DCFR sweeps; a worker whose
+ring is full waits for merges. So the flush-to-merge delay grows with the worker count and the
+record sizes as the real one does, and nothing depends on this machine's timers: a seed gives
+the same figures on a quiet and on a loaded machine. With ``delay`` set, a record is instead
+merged once the simulated workers together have run ``delay`` more iterations (the simulator
+before the model; ``tools/bench_convergence.py --merge-delay``).
+
+Like the process executor, each worker holds up to ``PIPELINE`` batches and reads the store as
+it was when a batch was handed to it: after the store grows (new arrays), it reads the old ones,
+which merges no longer reach, until its next batch. Worker k starts k / W of worker 0's first
+flush late, so flushes finish evenly spread. Flush size, batch sizing (from the nominal rate),
+own-delta weight and held cold rows (:class:`holdem.store.delta.ColdRows`) are the process
+executor's; ``one_delta_per_batch`` flushes once per batch, as Ray's workers do.
 
 It is no faster than one core. It makes the convergence cost of W workers measurable on any
 machine and repeatable for a seed: the test that parallel iterations are worth as much as serial
@@ -26,71 +36,84 @@ import time
 
 from holdem import config as config_mod
 from holdem.runtime.executor import BatchResult
-from holdem.runtime.process import batch_size_for, merge_pass
-from holdem.runtime.worker import (BatchRunner, batch_rng_state, flush_iterations, flush_text,
-                                   pair_flush)
+from holdem.runtime.lag_model import MainProcess, core_share, costs_for
+from holdem.runtime.process import PIPELINE, batch_size_for, merge_pass
+from holdem.runtime.ring import DEFAULT_BYTES
+from holdem.runtime.worker import (BatchRunner, FlushPacer, batch_rng_state, flush_iterations,
+                                   flush_text, pair_flush)
 from holdem.store import records
 from holdem.store.delta import RowMerger
-from holdem.store.merge import MergeScratch, reason
+from holdem.store.merge import MergeScratch, merge_threads, reason
 from holdem.store.store import read_only_view
 
 CHUNKS = 8
-# The flush-to-merge delay, in iterations per worker: about one merge pass (a millisecond or
-# two) whatever the worker count, during which W workers run W times as many iterations.
-# tools/bench_merge.py predicts 394 iterations at 15 workers for hunl_default and 275 for
-# hunl_blueprint on 2 merge threads (480 here; README, Performance).
-DELAY_PER_WORKER = 32
-
-
-def default_delay(workers):
-    """The flush-to-merge delay the simulator assumes for ``workers`` workers, in iterations."""
-    return DELAY_PER_WORKER * int(workers)
 
 
 class _SimWorker:
-    def __init__(self, runner, idle_turns):
+    def __init__(self, runner, phase):
         self.runner = runner
-        self.idle = idle_turns          # turns to wait before its first slice (its phase)
-        self.batch = None
-        self.done = 0                   # iterations of the batch flushed so far
+        self.phase = phase              # slices of worker 0 before its first (its stagger)
+        self.queue = collections.deque()    # [batch, read view, flush]; the first runs
+        self.outstanding = 0            # batches handed to it whose last flush is not merged
+        self.time = 0.0                 # nominal seconds: when its next slice starts
+        self.done = 0                   # iterations of the running batch flushed so far
         self.flush_done = 0             # iterations of the current flush run so far
-        self.flush = 0                  # the batch's flush
         self.state = None               # the current flush's RNG state
         self.utility_sum = 0.0
         self.visits = 0
         self.seconds = 0.0
+        self.ring = 0                   # bytes of its records not merged yet
+        self.blocked = False            # its ring is full: it waits for merges
 
 
 class LaggedExecutor:
     """``workers`` simulated workers; batches of ``batch_size`` iterations (None: the config's
-    ``train.batch_size``, else sized as the process executor sizes them, from this process's
+    ``train.batch_size``, else sized as the process executor sizes them, from the nominal
     rate); a delta every ``flush`` iterations (None: as the process executor flushes for
-    ``workers`` workers), merged ``delay`` iterations later (None: :func:`default_delay`)."""
+    ``workers`` workers); merged when the modelled main process merges it, or ``delay``
+    iterations later when that is given. ``costs``: the model's
+    :class:`holdem.runtime.lag_model.Costs` (None: the game's); ``cores``: the simulated
+    machine's (None: a core per process; fewer makes the main process share them)."""
 
     allocator = None
     discounts_in_kernel = False
     in_background = False
 
-    def __init__(self, game, config, workers, batch_size=None, flush=None, delay=None):
+    def __init__(self, game, config, workers, batch_size=None, flush=None, delay=None,
+                 costs=None, cores=None, one_delta_per_batch=False):
         self.game = game
         self.num_workers = int(workers)
         # As the process executor configures its workers: the resolved worker count.
         self.config = config_mod.with_overrides(config, train={"num_workers": self.num_workers})
         self.batch_size = batch_size or config.train.batch_size or None
         self.flush = flush or flush_iterations(self.config, self.num_workers)   # None: per batch
-        self.delay = default_delay(workers) if delay is None else int(delay)
+        self.one_delta_per_batch = bool(one_delta_per_batch)
+        self.delay = None if delay is None else int(delay)
+        self.costs = costs or costs_for(game)
+        self.cores = self.num_workers + 1 if cores is None else int(cores)
+        self.share = core_share(self.num_workers, self.cores)
+        self.main = MainProcess(self.costs, merge_threads(self.config, self.num_workers),
+                                self.share)
         self.view = None
         self.workers = []
         self.merger = RowMerger(1)
         self.scratch = MergeScratch()
         self.arena = records.RecordArena()
-        self.queue = collections.deque()        # (due iteration, worker, record, seconds)
+        self.queue = collections.deque()        # with ``delay``: (due iteration, worker, record)
         self.ran = 0                            # iterations run by all simulated workers
-        self._rate = None
+        self.slices0 = 0                        # slices worker 0 has run
+        self.stats = {"merged": 0, "iters": 0, "passes": 0, "delay": 0.0, "work": 0.0}
+        self._steps = 0                         # DCFR sweeps seen
+        # Paced as the process executor's flushes, on the model's clock (not with ``delay``:
+        # that main process has no load).
+        self.pacer = FlushPacer(self.config, self.num_workers)
+        self.pacer.active = self.pacer.active and delay is None
+        self._rate = None                       # a worker's nominal iterations/s so far
+        self._ran_iters, self._ran_seconds = 0, 0.0
 
     def prepare(self, view):
         self.view = view
-        start = time.perf_counter()
+        start = time.perf_counter()          # compile time, for the run's report only
         runners = [BatchRunner(self.game, self.config, self.num_workers)
                    for _ in range(self.num_workers)]
         runners[0].warm_up()
@@ -99,89 +122,177 @@ class LaggedExecutor:
         return time.perf_counter() - start
 
     def start(self, view, stop):
-        pass
+        self._steps = view.dcfr.steps
 
+    # -- batches ---------------------------------------------------------------------------
     def capacity(self):
-        return sum(w.batch is None for w in self.workers)
+        # As the process executor: a batch holds its worker's pipeline slot until its last
+        # flush is merged, so a main process that is behind holds the workers back.
+        return sum(PIPELINE - w.outstanding for w in self.workers)
 
     def next_batch_size(self):
         return self.batch_size or batch_size_for(self._rate, self.view.store)
 
     def submit(self, batch):
-        w = next(w for w in self.workers if w.batch is None)
-        w.batch, w.done, w.flush_done = batch, 0, 0
-        w.flush = pair_flush(self.flush, batch.n, self.view.store.num_infosets)
+        w = min(self.workers, key=lambda w: w.outstanding)
+        w.outstanding += 1
+        if not w.queue:
+            w.time = max(w.time, self.main.clock)       # an idle worker starts when told
+        if self.one_delta_per_batch:
+            flush = batch.n
+        else:
+            flush = self.pacer.flush(pair_flush(self.flush, batch.n,
+                                                self.view.store.num_infosets), batch.n)
+        w.queue.append((batch, read_only_view(self.view.store.arrays), flush))
 
+    def in_flight(self):
+        return sum(w.outstanding for w in self.workers)
+
+    # -- the simulation --------------------------------------------------------------------
     def results(self, timeout):
-        """One turn: every busy worker runs the next slice of its flush; a finished flush's
-        record is queued, and the queue merged up to the iterations run."""
+        """Up to W slices of the simulated workers, earliest clock first, and the merge passes
+        that end before each; merged flushes' results."""
+        steps = self.view.dcfr.steps
+        if steps > self._steps and self.delay is None:
+            self.main.pause((steps - self._steps) * self.view.store.num_entries
+                            * self.costs.sweep_entry)
+        self._steps = steps
         out = []
-        for index, w in enumerate(self.workers):
-            if w.batch is None:
+        for _ in range(max(1, self.num_workers)):
+            w = self._next_worker()
+            if self.delay is None:
+                until = w.time if w is not None else self.main.next_event()
+                if until == float("inf"):
+                    break
+                out += self._merge(self.main.advance(until))
+            if w is None:
+                if self.delay is not None:
+                    out += self._merge_due(everything=True)     # nothing runs: nothing waits
+                    break
                 continue
-            if w.idle:
-                w.idle -= 1
-                continue
-            out += self._slice(index, w)
-        if all(w.batch is None for w in self.workers):
-            out += self._merge_due(everything=True)      # nothing runs: nothing to wait for
+            out += self._slice(w)
         return out
 
-    def _slice(self, index, w):
-        batch = w.batch
-        flush_n = min(w.flush, batch.n - w.done)
+    def _next_worker(self):
+        """The busy, unblocked, started worker with the earliest clock (None: none)."""
+        w0 = self.workers[0]
+        best = None
+        for w in self.workers:
+            if not w.queue or w.blocked or (w.phase > self.slices0 and w0.queue):
+                continue
+            if best is None or w.time < best.time:
+                best = w
+        return best
+
+    def _slice(self, w):
+        index = self.workers.index(w)
+        batch, read, flush = w.queue[0]
+        flush_n = min(flush, batch.n - w.done)
         if w.flush_done == 0:
             w.state = batch_rng_state(self.config.train.seed, batch.t0 + w.done)
             w.utility_sum, w.visits, w.seconds = 0.0, 0, 0.0
         n = min(flush_n - w.flush_done, max(1, -(-flush_n // CHUNKS)))
-        read = read_only_view(self.view.store.arrays)
-        # The CPU time of this thread, not wall time: a simulated worker has a core of its own,
-        # so time the machine gave other processes is not its time. Batch sizes follow the rate
-        # measured here; timed on the wall clock, a loaded machine shrank them, changed the
-        # order of merges and with it the result (Leduc, 8 workers: 1.02x the in-process
-        # exploitability quiet, 1.22x at a load average of 8 on 2 cores).
-        start = time.thread_time()
         utility_sum, visits = w.runner.run(read, batch.t0 + w.done + w.flush_done, n,
                                            batch.elapsed, state=w.state)
-        w.seconds += time.thread_time() - start
+        seconds = self.share * visits * self.costs.visit
+        w.time += seconds
+        w.seconds += seconds
         w.flush_done += n
         w.utility_sum += utility_sum
         w.visits += visits
         self.ran += n
-        if w.flush_done == flush_n:
-            last = w.done + flush_n == batch.n
-            record = w.runner.take_delta(read, batch.id, index, 0, batch.t0 + w.done, flush_n,
-                                         last, w.utility_sum, w.visits, w.seconds)
-            self._rate = flush_n / max(w.seconds, 1e-9)
-            self.queue.append((self.ran + self.delay, index, bytes(record)))
-            w.done += flush_n
-            w.flush_done = 0
-            if last:
-                w.batch = None
-        return self._merge_due()
-
-    def _merge_due(self, everything=False):
-        due = float("inf") if everything else self.ran
-        if not self.queue or self.queue[0][0] > due:
+        if index == 0:
+            self.slices0 += 1
+            for other in self.workers:
+                if other.phase == self.slices0:
+                    other.time = max(other.time, w.time)
+        if w.flush_done < flush_n:
             return []
+        last = w.done + flush_n == batch.n
+        record = bytes(w.runner.take_delta(read, batch.id, index, 0, batch.t0 + w.done, flush_n,
+                                           last, w.utility_sum, w.visits, w.seconds))
+        seconds = self.share * (self.costs.flush + len(record) * self.costs.encode_byte)
+        w.time += seconds
+        self._ran_seconds += w.seconds + seconds
+        self._ran_iters += flush_n
+        self._rate = self._ran_iters / self._ran_seconds
+        w.done += flush_n
+        w.flush_done = 0
+        if last:
+            w.queue.popleft()
+            w.done = 0
+        if self.delay is not None:
+            self.queue.append((self.ran + self.delay, index, record))
+            return self._merge_due()
+        w.ring += len(record)
+        w.blocked = w.ring > DEFAULT_BYTES
+        self.main.arrive(w.time, index, record)
+        return []
+
+    def _merge_records(self, recs, end=None):
+        """Merge ``recs`` [(arrival, worker, record)] in one pass (merged at ``end``)."""
         arena = self.arena
         arena.clear()
-        while self.queue and self.queue[0][0] <= due:
-            _, index, record = self.queue.popleft()
+        for _, index, record in recs:
             arena.add(record, source=index)
         codes, _ = merge_pass(self.view, self.merger, arena, self.scratch)
         bad = [c for c in codes if c != records.OK]
         if bad:
             raise RuntimeError(f"a simulated worker's delta was rejected: {reason(bad[0])}")
         out = []
-        for r in range(arena.count):
+        s = self.stats
+        s["passes"] += 1
+        for r, (arrival, index, record) in enumerate(recs):
             flush = arena.flush(r)
+            if flush.last:
+                self.workers[index].outstanding -= 1
+            s["merged"] += 1
+            s["iters"] += flush.iters
+            s["work"] += flush.seconds
+            if end is not None:
+                s["delay"] += end - arrival
+                w = self.workers[index]
+                w.ring -= len(record)
+                if w.blocked and w.ring <= DEFAULT_BYTES:
+                    w.blocked = False
+                    w.time = max(w.time, end)
             out.append(BatchResult(iters=flush.iters, utility_sum=flush.utility_sum,
                                    visits=flush.visits, seconds=flush.seconds))
         return out
 
-    def in_flight(self):
-        return sum(w.batch is not None for w in self.workers) + len(self.queue)
+    def _merge(self, passes):
+        out = []
+        s = self.stats
+        for end, recs in passes:
+            out += self._merge_records(recs, end)
+            self.pacer.observe(end, self.main.busy, s["merged"], s["iters"], s["work"])
+        return out
+
+    def _merge_due(self, everything=False):
+        due = float("inf") if everything else self.ran
+        recs = []
+        while self.queue and self.queue[0][0] <= due:
+            _, index, record = self.queue.popleft()
+            recs.append((0.0, index, record))
+        return self._merge_records(recs) if recs else []
+
+    # -- reporting -------------------------------------------------------------------------
+    def rate(self):
+        """Iterations merged per nominal second (nan before the first pass)."""
+        clock = self.main.clock
+        return self.stats["iters"] / clock if clock > 0 else float("nan")
+
+    def delay_seconds(self):
+        """The mean flush-to-merge delay of the merged records, in nominal seconds."""
+        s = self.stats
+        return s["delay"] / s["merged"] if s["merged"] else float("nan")
+
+    def delay_iterations(self):
+        """The mean flush-to-merge delay, in the iterations merged meanwhile (the process
+        executor's ``train/flush_to_merge_iters``); with ``delay`` set, that."""
+        if self.delay is not None:
+            return float(self.delay)
+        return self.delay_seconds() * self.rate()
 
     def scalars(self):
         return {}
@@ -190,8 +301,24 @@ class LaggedExecutor:
         pass
 
     def summary(self, view):
-        return [f"lagged executor: {self.num_workers} simulated workers, "
-                f"{flush_text(self.flush)}, merged {self.delay:,} iterations later"]
+        head = (f"lagged executor: {self.num_workers} simulated workers, "
+                f"{'one delta per batch' if self.one_delta_per_batch else flush_text(self.flush)}")
+        if self.delay is not None:
+            return [f"{head}, merged {self.delay:,} iterations later"]
+        s, main = self.stats, self.main
+        per_pass = s["merged"] / s["passes"] if s["passes"] else float("nan")
+        busy = main.busy / main.clock if main.clock > 0 else float("nan")
+        return [f"{head}; modelled: flush to merge {1e3 * self.delay_seconds():.2f} ms "
+                f"({self.delay_iterations():,.0f} iterations), {per_pass:.1f} records per pass, "
+                f"main process busy {busy:.0%}, {self.rate():,.0f} iterations/s "
+                f"({self.cores} cores){self._paced()}"]
+
+    def _paced(self):
+        s, pacer = self.stats, self.pacer
+        if not pacer.highest or not s["merged"]:
+            return ""
+        return (f"; paced flushes: {s['iters'] / s['merged']:,.0f} iterations per record, "
+                f"floor up to {pacer.highest:,}")
 
     def checkpoint_state(self, view):
         return [batch_rng_state(self.config.train.seed, view.iterations())], {}, {}

@@ -36,7 +36,7 @@ from holdem.runtime import protocol, shm
 from holdem.runtime.executor import Batch, BatchResult
 from holdem.runtime.pool import RestartBudget, WorkerDied, WorkerFailure
 from holdem.runtime.ring import Inbox
-from holdem.runtime.worker import BatchRunner, batch_rng_state
+from holdem.runtime.worker import BatchRunner, FlushPacer, batch_rng_state
 from holdem.solver.solver import regret_floor_at
 from holdem.store import records
 from holdem.store.delta import RowMerger
@@ -144,10 +144,15 @@ class ProcessExecutor:
         self.workers = [_Worker() for _ in range(self.num_workers)]
         self.queue = []                 # batches to send, re-issued ones first
         self.stats = {"merge_seconds": 0.0, "merges": 0, "passes": 0, "delta_bytes": 0,
-                      "delta_iters": 0, "visits": 0, "restarts": 0, "delay_seconds": 0.0}
+                      "delta_iters": 0, "visits": 0, "restarts": 0, "delay_seconds": 0.0,
+                      "work_seconds": 0.0, "wake_seconds": 0.0, "wakes": 0}
         self._window = dict(self.stats)
         self._window_start = None
         self._cpu_start = None
+        self.pacer = FlushPacer(config, self.num_workers)
+        self._woke_ns = 0               # when the last pool.wait returned
+        self._pass_end_ns = 0           # when the last merge pass ended
+        self._waited = 0.0              # seconds blocked in pool.wait since the start
 
     # -- start -----------------------------------------------------------------------------
     def prepare(self, view):
@@ -183,7 +188,8 @@ class ProcessExecutor:
                 raise RuntimeError(f"workers did not start within {READY_TIMEOUT:.0f} s")
             self.results(1.0)
         self._cpu_start = time.process_time()
-        self._window_start = time.perf_counter()
+        self._window_start = self._run_start = time.perf_counter()
+        self._waited_start = self._waited
 
     # -- batches ---------------------------------------------------------------------------
     def _free(self):
@@ -208,7 +214,8 @@ class ProcessExecutor:
         """The batch's flush, as the pool has it (None: one delta for the batch). Before a run
         is attached (tests drive the executor alone) the store counts as empty."""
         infosets = self.view.store.num_infosets if self.view is not None else 0
-        return self.pool.batch_flush(self.config, self.num_workers, batch.n, infosets)
+        return self.pacer.flush(self.pool.batch_flush(self.config, self.num_workers, batch.n,
+                                                      infosets), batch.n)
 
     def _send(self):
         """Hand queued batches to workers with free pipeline slots, emptiest first."""
@@ -252,8 +259,12 @@ class ProcessExecutor:
         inbox = self.inbox
         inbox.clear()
         trouble = {}                        # worker -> why it is restarted after this pass
+        before = time.perf_counter()
+        events = self.pool.wait(timeout, inbox, stall=self.tc.worker_timeout)
+        self._waited += time.perf_counter() - before
+        self._woke_ns = time.monotonic_ns()
         now = time.monotonic()
-        for i, item in self.pool.wait(timeout, inbox, stall=self.tc.worker_timeout):
+        for i, item in events:
             self.workers[i].last_heard = now
             if isinstance(item, WorkerDied):
                 trouble.setdefault(i, str(item))
@@ -268,8 +279,20 @@ class ProcessExecutor:
         self._check_hung()
         self._release_old_generations()
         self.pool.sync()                    # e.g. send the store's changes to the replicas
+        self._pace()
         self._send()
         return out
+
+    def _pace(self):
+        """Let the flush pacer see the main process's load: the wall time since the workers
+        started, less the time blocked waiting for them, is what the loop around the merges
+        (sweeps, snapshots, evaluations included) kept this process busy."""
+        if self._window_start is None:
+            return
+        now = time.perf_counter()
+        busy = now - self._run_start - (self._waited - self._waited_start)
+        s = self.stats
+        self.pacer.observe(now, busy, s["merges"], s["delta_iters"], s["work_seconds"])
 
     def _ready_messages(self, trouble):
         """Frames of workers that are not ready yet are their ready messages."""
@@ -317,6 +340,7 @@ class ProcessExecutor:
         now_ns = time.monotonic_ns()
         out = []
         s = self.stats
+        first_sent = None
         for r, i in enumerate(arena.sources):
             code = codes[r]
             if code == records.SKIPPED:
@@ -334,6 +358,7 @@ class ProcessExecutor:
                 self.log.delta(arena.record(r), floor)
             w.acked = max(w.acked, flush.generation)
             w.busy_seconds += flush.seconds
+            s["work_seconds"] += flush.seconds
             if flush.seconds > 0:
                 w.rate = flush.iters / flush.seconds
             s["merges"] += 1
@@ -341,8 +366,17 @@ class ProcessExecutor:
             s["delta_iters"] += flush.iters
             s["visits"] += flush.visits
             s["delay_seconds"] += max(0, now_ns - flush.sent_ns) * 1e-9
+            if first_sent is None or flush.sent_ns < first_sent:
+                first_sent = flush.sent_ns
             out.append(BatchResult(iters=flush.iters, utility_sum=flush.utility_sum,
                                    visits=flush.visits, seconds=flush.seconds))
+        # The main process's wake-up: from the first record's sending to the return of the wait
+        # that read it, counted when that record came after the previous pass (this process
+        # was waiting, not merging): what the lag simulator's model takes as ``wake``.
+        if first_sent is not None and first_sent > self._pass_end_ns:
+            s["wake_seconds"] += max(0, self._woke_ns - first_sent) * 1e-9
+            s["wakes"] += 1
+        self._pass_end_ns = time.monotonic_ns()
         s["passes"] += 1
         s["merge_seconds"] += time.perf_counter() - start
         return out
@@ -438,10 +472,14 @@ class ProcessExecutor:
         ran = s["delta_iters"]
         main_cpu = time.process_time() - (self._cpu_start or time.process_time())
         delay = s["delay_seconds"] / s["merges"]
+        wake = s["wake_seconds"] / s["wakes"] if s["wakes"] else float("nan")
+        paced = self.pacer.highest
         return [f"merge: {1e3 * s['merge_seconds'] / s['merges']:.3f} ms/delta "
                 f"({s['merge_seconds'] / seconds:.1%} of a core, {s['merges'] / s['passes']:.1f} "
-                f"deltas/pass); {ran / s['merges']:.0f} iterations/delta; flush to merge "
-                f"{1e3 * delay:.2f} ms ({delay * ran / seconds:,.0f} iterations); "
+                f"deltas/pass); {ran / s['merges']:.0f} iterations/delta"
+                f"{f' (flushes paced, floor up to {paced:,})' if paced else ''}; flush to merge "
+                f"{1e3 * delay:.2f} ms ({delay * ran / seconds:,.0f} iterations; waking "
+                f"{1e3 * wake:.2f} ms); "
                 f"delta {s['delta_bytes'] / max(ran, 1):.1f} bytes/iteration; "
                 f"store {format_bytes(view.store.used_bytes)} ({format_bytes(view.store.nbytes)} "
                 f"allocated); main process busy "

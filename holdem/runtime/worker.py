@@ -69,6 +69,68 @@ def pair_flush(flush, n, num_infosets):
     return max(1, min(n, PAIR_MAX_FLUSH, max(LAG_ITERATIONS, int(num_infosets))))
 
 
+# The share of the main process's time that merging records may take before flushes grow
+# (:class:`FlushPacer`): 15 workers flushing every 50 iterations of hunl_default sent 5,000
+# records a second, the main process fell behind, and a flush waited 41,785 iterations for its
+# merge where the lag rule assumes a few hundred (docs/parallel.md, 16-core machine).
+MAIN_BUSY_TARGET = 0.5
+PACE_WINDOW_SECONDS = 0.01
+PACE_WINDOW_RECORDS = 8
+# A record's main-process cost until one is measured (the 2-core machine: 0.08 ms and 2.4 ns
+# per byte merged, plus 0.2 ms per pass; docs/parallel.md): batches queue up before the first
+# measurement, so the first flushes are paced on this.
+PRIOR_RECORD_SECONDS = 100e-6
+
+
+class FlushPacer:
+    """Raises the workers' flush when the main process cannot keep up with their records.
+
+    :meth:`observe` takes cumulative counts after each merge pass: the main process's busy
+    seconds, the records it merged, their iterations and their workers' traversal seconds.
+    Every window of PACE_WINDOW_SECONDS and PACE_WINDOW_RECORDS records it sets :attr:`floor`,
+    the flush at which the workers' records would take MAIN_BUSY_TARGET of the main process:
+    the W workers' rate (W times the window's iterations over their traversal seconds -- what
+    they run, not what a main process that is behind merges) times the busy seconds per
+    record (PRIOR_RECORD_SECONDS before the first window), over the target. :meth:`flush`
+    applies the floor to a flush the rules above chose. The executors' clocks differ (the
+    process executor's is the wall clock, the lag simulator's its model's); the rule is the
+    same. A flush set in the config (``train.flush_iters``) is not paced, nor are one or two
+    workers' (:func:`pair_flush` sizes theirs from the store, and on the 2-core machine the
+    main process's share of the wall clock counts the time the workers' cores were taken
+    from it, which is not a backlog)."""
+
+    def __init__(self, config, num_workers):
+        self.active = config.train.flush_iters == 0 and int(num_workers) > 2
+        self.num_workers = int(num_workers)
+        self.floor = 0
+        self.highest = 0
+        self._last = None               # the counts at the window's start
+
+    def observe(self, now, busy, records, iterations, work_seconds):
+        if not self.active:
+            return
+        last = self._last
+        if last is None or work_seconds <= last[4]:
+            if last is None and work_seconds > 0:
+                rate = self.num_workers * iterations / work_seconds
+                self.floor = int(rate * PRIOR_RECORD_SECONDS / MAIN_BUSY_TARGET)
+                self._last = (now, busy, records, iterations, work_seconds)
+            return
+        t0, b0, r0, i0, w0 = last
+        if now - t0 < PACE_WINDOW_SECONDS or records - r0 < PACE_WINDOW_RECORDS:
+            return
+        rate = self.num_workers * (iterations - i0) / (work_seconds - w0)
+        self.floor = int(rate * (busy - b0) / (records - r0) / MAIN_BUSY_TARGET)
+        self.highest = max(self.highest, self.floor)
+        self._last = (now, busy, records, iterations, work_seconds)
+
+    def flush(self, flush, n):
+        """``flush`` (of a batch of ``n`` iterations; None: one delta per batch), paced."""
+        if flush is None or not self.active:
+            return flush
+        return min(int(n), max(flush, self.floor))
+
+
 def flush_text(flush):
     """How a run's workers flush, for its messages: ``flush`` as :func:`flush_iterations`
     returns it."""
