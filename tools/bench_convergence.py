@@ -37,6 +37,7 @@ from holdem.analysis import evaluation
 from holdem.analysis.blueprint import Blueprint, load_checkpoint_store
 from holdem.games import make_game
 from holdem.runtime.worker import flush_iterations, flush_text
+from holdem.runtime.lag_model import costs_for
 from holdem.runtime.lagged import LaggedExecutor
 from holdem.training import train
 
@@ -61,6 +62,12 @@ def build_parser():
                         "modelled main process merges it)")
     p.add_argument("--cores", type=iteration_count, metavar="N",
                    help="cores of the simulated machine (default: one per process)")
+    p.add_argument("--visit-ns", type=positive_float, metavar="NS",
+                   help="a simulated worker's nanoseconds per decision-node visit (default: "
+                        "the model's for the game, measured on the 2-core machine)")
+    p.add_argument("--no-pacing", action="store_true",
+                   help="keep the flush the worker count gives (the runtime before flushes were "
+                        "paced to the main process)")
     p.add_argument("--one-delta-per-batch", action="store_true",
                    help="flush once per batch, as Ray's workers do")
     p.add_argument("--hands", type=iteration_count, default=1_000_000,
@@ -77,9 +84,10 @@ def _store(logdir):
 
 
 def _train(config, game, workers, args, logdir):
+    costs = None if args.visit_ns is None else costs_for(game, visit=args.visit_ns * 1e-9)
     executor = None if workers == 0 else LaggedExecutor(
-        game, config, workers, args.batch_size, args.flush, args.merge_delay, cores=args.cores,
-        one_delta_per_batch=args.one_delta_per_batch)
+        game, config, workers, args.batch_size, args.flush, args.merge_delay, costs=costs,
+        cores=args.cores, one_delta_per_batch=args.one_delta_per_batch, pace=not args.no_pacing)
     start = time.perf_counter()
     result = train(config, logdir, progress=False, executor=executor)
     log(f"{workers or 'in-process'}: {result.iterations:,} iterations in "

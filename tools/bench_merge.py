@@ -29,19 +29,32 @@ L b >= 1); a record waits T / 2 on average for its pass to start and T for it to
 delay is 1.5 T, printed in milliseconds and in the iterations the W workers run meanwhile (what
 ``tools/bench_convergence.py --merge-delay`` takes). ``receive`` is the CPU time of receiving the
 records from a socketpair with the frames workers send (:mod:`holdem.runtime.frames`), printed
-apart and not part of the capacity. The last line is ``merge capacity: N iterations/s (T
-threads)``.
+apart and not part of the capacity.
+
+The replay counts the merge pass alone. ``--live S`` also counts everything else the main
+process does per record -- reading the notes, checking each flush against its batch, the
+training loop's bookkeeping, the merge threads' CPU: it trains for S seconds with 2 real
+workers flushing every ``--flush`` iterations (``train_blueprint --num-workers 2``) and divides
+the main process's CPU time by the records it merged. ``live ms/record`` is that, ``live workers
+served`` the workers of ``--worker-rate`` whose records at this flush would take a whole core
+of it, and ``live paced flush`` the flush at which ``--workers`` workers' records take half of
+it: where the flush pacer (:class:`holdem.runtime.worker.FlushPacer`) puts it. The last line is
+``merge capacity: N iterations/s (T threads)``.
 
     python tools/bench_merge.py --game leduc --warm-seconds 5        # about 15 s
     python tools/bench_merge.py --config configs/hunl_default.yaml --threads 1,2 \\
         --worker-rate 27200
     python tools/bench_merge.py --config configs/hunl_blueprint.yaml --threads 1,2 \\
         --worker-rate 10240
+    python tools/bench_merge.py --config configs/hunl_default.yaml --threads 2 \\
+        --worker-rate 27200 --live 30
 """
 
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import benchlib  # first: puts this checkout's holdem on sys.path
 from benchlib import log
@@ -51,7 +64,8 @@ from holdem.cli.common import iteration_count, positive_float
 from holdem.games import make_game
 from holdem.metrics import format_bytes
 from holdem.runtime.process import batch_size_for
-from holdem.runtime.worker import BatchRunner, flush_iterations, holds_cold_rows, pair_flush
+from holdem.runtime.worker import (MAIN_BUSY_TARGET, BatchRunner, flush_iterations,
+                                   holds_cold_rows, pair_flush)
 from holdem.solver.solver import Solver, regret_floor_at
 from holdem.store import record_kernels as rk
 from holdem.store import records
@@ -220,6 +234,19 @@ def delay(a, b, arrivals):
     return 1.5 * a / (1 - arrivals * b)
 
 
+def live(args, flush, seconds):
+    """The main process's CPU seconds per record, all of its work counted: a real run of 2
+    workers flushing every ``flush`` iterations for ``seconds``; also its merge line."""
+    source = benchlib.config_source(args.config, args.game)
+    with tempfile.TemporaryDirectory(prefix="holdem-merge-") as tmp:
+        config = Path(tmp) / "live-source.yaml"
+        benchlib.write_config(source, config, flush_iters=flush)
+        run = benchlib.train(config, Path(tmp) / "live", 2, seconds=seconds, memory=False)
+    merge = run.merge
+    records_per_second = run.rate / merge["flush"]
+    return merge["main_busy"] / 100 / records_per_second, merge
+
+
 # -- the command ------------------------------------------------------------------------------
 def _thread_counts(text):
     counts = [iteration_count(t) for t in text.split(",") if t.strip()]
@@ -253,6 +280,9 @@ def build_parser():
     p.add_argument("--worker-rate", type=positive_float, metavar="R",
                    help="iterations/s of one worker on the machine to predict (default: this "
                         "machine's, measured while recording)")
+    p.add_argument("--live", type=positive_float, metavar="S",
+                   help="also train S seconds with 2 real workers at this flush and count every "
+                        "main-process cost per record (default: no)")
     p.add_argument("--rounds", type=iteration_count, default=3,
                    help="replays on fresh copies of the store; medians reported (default 3)")
     return p
@@ -315,6 +345,13 @@ def main(argv=None):
         else:
             print(f"{prefix}flush to merge at {args.workers} workers: {1e3 * wait:.2f} ms "
                   f"({wait * args.workers * worker_rate:,.0f} iterations)")
+    if args.live:
+        per_record, merge = live(args, flush, args.live)
+        print(f"live ms/record: {1e3 * per_record:.3f} (2 workers; main process busy "
+              f"{merge['main_busy']:.1f}% of a core, {merge['per_pass']:.1f} records per pass)")
+        print(f"live workers served: {flush / (per_record * worker_rate):.1f}")
+        print(f"live paced flush at {args.workers} workers: "
+              f"{args.workers * worker_rate * per_record / MAIN_BUSY_TARGET:,.0f} iterations")
     print(f"merge capacity: {capacity:.0f} iterations/s ({threads} threads)")
     return 0
 

@@ -73,14 +73,15 @@ class LaggedExecutor:
     ``workers`` workers); merged when the modelled main process merges it, or ``delay``
     iterations later when that is given. ``costs``: the model's
     :class:`holdem.runtime.lag_model.Costs` (None: the game's); ``cores``: the simulated
-    machine's (None: a core per process; fewer makes the main process share them)."""
+    machine's (None: a core per process; fewer makes the main process share them); ``pace``:
+    pace flushes as the process executor does (:class:`holdem.runtime.worker.FlushPacer`)."""
 
     allocator = None
     discounts_in_kernel = False
     in_background = False
 
     def __init__(self, game, config, workers, batch_size=None, flush=None, delay=None,
-                 costs=None, cores=None, one_delta_per_batch=False):
+                 costs=None, cores=None, one_delta_per_batch=False, pace=True):
         self.game = game
         self.num_workers = int(workers)
         # As the process executor configures its workers: the resolved worker count.
@@ -107,7 +108,7 @@ class LaggedExecutor:
         # Paced as the process executor's flushes, on the model's clock (not with ``delay``:
         # that main process has no load).
         self.pacer = FlushPacer(self.config, self.num_workers)
-        self.pacer.active = self.pacer.active and delay is None
+        self.pacer.active = self.pacer.active and delay is None and pace
         self._rate = None                       # a worker's nominal iterations/s so far
         self._ran_iters, self._ran_seconds = 0, 0.0
 
