@@ -308,18 +308,19 @@ class ProcessExecutor:
             except protocol.ProtocolError as exc:
                 trouble[i] = f"rejected a malformed ready message ({exc})"
 
-    def _sort_frames(self, arena, trouble):
+    def _sort_frames(self, arena, flushes, trouble):
         """Drop the records of workers being restarted, and flushes that do not continue a
-        batch the worker holds (its later ones too)."""
+        batch the worker holds (its later ones too). ``flushes``: the records' headers."""
         expect = {}                         # (worker, batch id) -> iterations merged by then
+        statuses = arena.statuses().tolist()
         for r, i in enumerate(arena.sources):
             w = self.workers[i]
             if i in trouble or not w.ready:
                 arena.drop(r)
                 continue
-            if arena.status(r) != records.OK:
+            if statuses[r] != records.OK:
                 continue                    # merge_arena rejects it, and the worker's later ones
-            flush = arena.flush(r)
+            flush = flushes[r]
             pending = w.outstanding.get(flush.id)
             if pending is None:
                 why = f"an answer to a batch it was not given ({flush.id})"
@@ -333,22 +334,24 @@ class ProcessExecutor:
                 arena.drop(r)
 
     def _merge(self, arena, trouble):
-        """Merge the pass's records; the merged flushes' results."""
+        """Merge the pass's records; the merged flushes' results, summed into one."""
         start = time.perf_counter()
-        self._sort_frames(arena, trouble)
+        flushes = arena.flushes()
+        self._sort_frames(arena, flushes, trouble)
         codes, floor = merge_pass(self.view, self.merger, arena, self.scratch)
         now_ns = time.monotonic_ns()
-        out = []
         s = self.stats
         first_sent = None
-        for r, i in enumerate(arena.sources):
-            code = codes[r]
+        iters = visits = 0
+        utility_sum = seconds = delay_ns = 0.0
+        lengths = arena.lengths
+        for r, (i, code) in enumerate(zip(arena.sources, codes.tolist())):
             if code == records.SKIPPED:
                 continue
             if code != records.OK:
                 trouble.setdefault(i, f"rejected a malformed payload ({reason(code)})")
                 continue
-            flush = arena.flush(r)
+            flush = flushes[r]
             w = self.workers[i]
             pending = w.outstanding[flush.id]
             pending.merged += flush.iters
@@ -356,20 +359,24 @@ class ProcessExecutor:
                 del w.outstanding[flush.id]
             if self.log is not None:
                 self.log.delta(arena.record(r), floor)
-            w.acked = max(w.acked, flush.generation)
+            if flush.generation > w.acked:
+                w.acked = flush.generation
             w.busy_seconds += flush.seconds
-            s["work_seconds"] += flush.seconds
             if flush.seconds > 0:
                 w.rate = flush.iters / flush.seconds
             s["merges"] += 1
-            s["delta_bytes"] += int(arena.lengths[r])
-            s["delta_iters"] += flush.iters
-            s["visits"] += flush.visits
-            s["delay_seconds"] += max(0, now_ns - flush.sent_ns) * 1e-9
+            s["delta_bytes"] += int(lengths[r])
+            iters += flush.iters
+            visits += flush.visits
+            utility_sum += flush.utility_sum
+            seconds += flush.seconds
+            delay_ns += max(0, now_ns - flush.sent_ns)
             if first_sent is None or flush.sent_ns < first_sent:
                 first_sent = flush.sent_ns
-            out.append(BatchResult(iters=flush.iters, utility_sum=flush.utility_sum,
-                                   visits=flush.visits, seconds=flush.seconds))
+        s["delta_iters"] += iters
+        s["visits"] += visits
+        s["work_seconds"] += seconds
+        s["delay_seconds"] += delay_ns * 1e-9
         # The main process's wake-up: from the first record's sending to the return of the wait
         # that read it, counted when that record came after the previous pass (this process
         # was waiting, not merging): what the lag simulator's model takes as ``wake``.
@@ -379,7 +386,10 @@ class ProcessExecutor:
         self._pass_end_ns = time.monotonic_ns()
         s["passes"] += 1
         s["merge_seconds"] += time.perf_counter() - start
-        return out
+        if not iters:
+            return []
+        return [BatchResult(iters=iters, utility_sum=utility_sum, visits=visits,
+                            seconds=seconds)]
 
     def restart(self, i, why):
         """Replace worker ``i`` and queue what it did not deliver of its batches for re-issue.
