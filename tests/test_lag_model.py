@@ -126,6 +126,8 @@ def test_the_modelled_delay_at_two_workers_matches_the_real_runtime(tmp_path):
     seconds = result.elapsed
     real_delay = s["delta_iters"] / seconds * s["delay_seconds"] / s["merges"]
     per_visit = 2 * seconds / s["visits"] / core_share(2, 2)    # its wall time per visit
+    # Passes that found the main process waiting (at 2 workers, nearly all of them).
+    assert s["wakes"] > s["passes"] // 2, (s["wakes"], s["passes"])
     wake = s["wake_seconds"] / s["wakes"]
     costs = Costs(visit=per_visit, flush=0.0, encode_byte=0.0, wake_shared=wake)
     sim, _ = _lagged_leduc(tmp_path, "sim", 2, 2_000_000, costs=costs, cores=2)
