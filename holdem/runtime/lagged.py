@@ -109,8 +109,7 @@ class LaggedExecutor:
         # that main process has no load).
         self.pacer = FlushPacer(self.config, self.num_workers)
         self.pacer.active = self.pacer.active and delay is None and pace
-        self._rate = None                       # a worker's nominal iterations/s so far
-        self._ran_iters, self._ran_seconds = 0, 0.0
+        self._ran_iters, self._ran_seconds = 0, 0.0     # all flushes so far: nominal rate
 
     def prepare(self, view):
         self.view = view
@@ -132,7 +131,8 @@ class LaggedExecutor:
         return sum(PIPELINE - w.outstanding for w in self.workers)
 
     def next_batch_size(self):
-        return self.batch_size or batch_size_for(self._rate, self.view.store)
+        rate = self._ran_iters / self._ran_seconds if self._ran_seconds > 0 else None
+        return self.batch_size or batch_size_for(rate, self.view.store)
 
     def submit(self, batch):
         w = min(self.workers, key=lambda w: w.outstanding)
@@ -216,7 +216,6 @@ class LaggedExecutor:
         w.time += seconds
         self._ran_seconds += w.seconds + seconds
         self._ran_iters += flush_n
-        self._rate = self._ran_iters / self._ran_seconds
         w.done += flush_n
         w.flush_done = 0
         if last:

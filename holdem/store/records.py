@@ -230,21 +230,9 @@ class RecordArena:
         return Flush(*_header_values(self.index()[r])[1:])
 
     def flushes(self):
-        """Every record's header as a :class:`Flush`, decoded together (what :meth:`flush` gives
-        one at a time; meaningful for the records that indexed OK). A merge pass reads each
-        record's header twice; one at a time that was the main process's largest cost per
-        record after the merge itself."""
-        table = self.index()
-        head = table[:, 1:len(_FIELDS)]
-        floats = np.ascontiguousarray(table[:, list(rk.FLOAT_FIELDS)]).view(np.float64).tolist()
-        last = _FIELDS.index("last") - 1
-        out = []
-        for values, decoded in zip(head.tolist(), floats):
-            values[last] = bool(values[last])
-            for j, f in enumerate(rk.FLOAT_FIELDS):
-                values[f - 1] = decoded[j]
-            out.append(Flush(*values))
-        return out
+        """Every record's header as a :class:`Flush` (meaningful for the records that indexed
+        OK): a merge pass decodes them once and reads them twice."""
+        return [Flush(*_header_values(row)[1:]) for row in self.index()]
 
     def kernel_table(self, failed):
         """A copy of the index table for the merge kernels, with the records ``failed`` (bool
