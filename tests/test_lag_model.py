@@ -15,8 +15,7 @@ from holdem.runtime.backends import make_executor
 from holdem.runtime.lag_model import Costs, MainProcess, core_share
 from holdem.runtime.lagged import LaggedExecutor
 from holdem.runtime.ring import DEFAULT_BYTES
-from holdem.runtime.worker import (LAG_ITERATIONS, MAIN_BUSY_TARGET, PACE_PROBE_FLUSHES,
-                                   PRIOR_RECORD_SECONDS, FlushPacer)
+from holdem.runtime.worker import MAIN_BUSY_TARGET, PRIOR_RECORD_SECONDS, FlushPacer
 from holdem.training import train
 
 COSTS = Costs(wake=1e-3, wake_shared=5e-3, pass_=2e-3, record=1e-3, byte=1e-6, pipe_byte=1e-6,
@@ -58,32 +57,21 @@ def test_the_flush_pacer_sizes_flushes_from_the_main_process_load():
     config = config_mod.default_for_game("leduc")
     pacer = FlushPacer(config, 4)
     assert pacer.flush(50, 10_000) == 50 and pacer.flush(None, 10_000) is None
-    # First counts: 4 workers at 100,000 iterations per second each, priced at the prior;
-    # until a window finds the main process keeping up, batches hold a few flushes (a batch's
-    # flush is fixed when it goes out).
+    # First counts: 4 workers at 100,000 iterations per second each, priced at the prior.
     pacer.observe(0.0, 0.0, 1, 10_000, 0.1)
     assert pacer.floor == int(400_000 * PRIOR_RECORD_SECONDS / MAIN_BUSY_TARGET) == 80
-    assert pacer.batch(100_000) == PACE_PROBE_FLUSHES * LAG_ITERATIONS
-    assert pacer.batch(500) == 500
-    # A window: 100 records cost the main process 0.9 s of 1 s (behind: still short batches);
-    # 2,000 iterations in 0.5 s of work.
+    # A window: 100 records cost the main process 0.9 s; 2,000 iterations in 0.5 s of work.
     pacer.observe(1.0, 0.9, 101, 12_000, 0.6)
     per_record, rate = 0.9 / 100, 4 * 2_000 / 0.5
     assert pacer.floor == int(rate * per_record / MAIN_BUSY_TARGET) == 288
     assert pacer.flush(50, 10_000) == 288 and pacer.flush(50, 200) == 200
     assert pacer.flush(1_000, 10_000) == 1_000
-    assert pacer.batch(100_000) == PACE_PROBE_FLUSHES * LAG_ITERATIONS
     pacer.observe(1.001, 2.0, 200, 13_000, 0.7)                    # too short a window
     assert pacer.floor == 288
-    # A window that finds the main process half busy: full batches again.
-    pacer.observe(2.0, 1.4, 300, 14_000, 0.8)
-    assert pacer.floor == int(4 * 2_000 / 0.2 * (0.5 / 199) / MAIN_BUSY_TARGET) == 201
-    assert pacer.batch(100_000) == 100_000
     fixed = FlushPacer(config_mod.with_overrides(config, train={"flush_iters": 50}), 4)
     fixed.observe(0.0, 0.0, 1, 10_000, 0.1)
     fixed.observe(1.0, 0.9, 101, 12_000, 0.6)
     assert fixed.flush(50, 10_000) == 50                           # a flush the user set
-    assert fixed.batch(100_000) == 100_000
     pair = FlushPacer(config, 2)
     pair.observe(0.0, 0.0, 1, 10_000, 0.1)
     pair.observe(1.0, 0.9, 101, 12_000, 0.6)

@@ -132,7 +132,7 @@ class LaggedExecutor:
 
     def next_batch_size(self):
         rate = self._ran_iters / self._ran_seconds if self._ran_seconds > 0 else None
-        return self.batch_size or self.pacer.batch(batch_size_for(rate, self.view.store))
+        return self.batch_size or batch_size_for(rate, self.view.store)
 
     def submit(self, batch):
         w = min(self.workers, key=lambda w: w.outstanding)

@@ -204,8 +204,7 @@ class ProcessExecutor:
         if self.tc.batch_size:
             return self.tc.batch_size
         free = self._free()
-        return self.pacer.batch(batch_size_for(self.workers[free[0]].rate if free else None,
-                                               self.view.store))
+        return batch_size_for(self.workers[free[0]].rate if free else None, self.view.store)
 
     def submit(self, batch):
         self.queue.append(batch)

@@ -80,41 +80,30 @@ PACE_WINDOW_RECORDS = 8
 # per byte merged, plus 0.2 ms per pass; docs/parallel.md): batches queue up before the first
 # measurement, so the first flushes are paced on this.
 PRIOR_RECORD_SECONDS = 100e-6
-# Until the pacer has found the flush -- until a window finds the main process at most
-# PACE_SETTLED_SHARE busy -- a batch holds at most PACE_PROBE_FLUSHES flushes at the floor (of
-# at least LAG_ITERATIONS): a batch's flush is fixed when it goes out, and batches sized to a
-# quarter of a second let the first floor, measured on small records, decide a worker's next
-# half second (hunl_default, 15 simulated workers: batches of 20,193 iterations went out at a
-# floor of 635 where the next window asked for 2,653, and the backlog of their records grew for
-# the whole run).
-PACE_SETTLED_SHARE = 0.75
-PACE_PROBE_FLUSHES = 4
 
 
 class FlushPacer:
     """Raises the workers' flush when the main process cannot keep up with their records.
 
     :meth:`observe` takes cumulative counts after each merge pass: the main process's busy
-    seconds, the records it merged, their iterations and their workers' traversal seconds. Every
-    window of PACE_WINDOW_SECONDS and PACE_WINDOW_RECORDS records it sets :attr:`floor`, the
-    flush at which the workers' records would take MAIN_BUSY_TARGET of the main process: the W
-    workers' rate (W times the window's iterations over their traversal seconds -- what they
-    run, not what a main process that is behind merges) times the busy seconds per record
-    (PRIOR_RECORD_SECONDS before the first window), over the target. :meth:`flush` applies the
-    floor to a flush the rules above chose; until a window finds the main process keeping up,
-    :meth:`batch` keeps batches short, so that little work goes out at a floor that is still
-    moving. The executors' clocks differ (the process executor's is the wall clock, the lag
-    simulator's its model's); the rule is the same. A flush set in the config
-    (``train.flush_iters``) is not paced, nor are one or two workers' (:func:`pair_flush` sizes
-    theirs from the store, and on the 2-core machine the main process's share of the wall clock
-    counts the time the workers' cores were taken from it, which is not a backlog)."""
+    seconds, the records it merged, their iterations and their workers' traversal seconds.
+    Every window of PACE_WINDOW_SECONDS and PACE_WINDOW_RECORDS records it sets :attr:`floor`,
+    the flush at which the workers' records would take MAIN_BUSY_TARGET of the main process:
+    the W workers' rate (W times the window's iterations over their traversal seconds -- what
+    they run, not what a main process that is behind merges) times the busy seconds per
+    record (PRIOR_RECORD_SECONDS before the first window), over the target. :meth:`flush`
+    applies the floor to a flush the rules above chose. The executors' clocks differ (the
+    process executor's is the wall clock, the lag simulator's its model's); the rule is the
+    same. A flush set in the config (``train.flush_iters``) is not paced, nor are one or two
+    workers' (:func:`pair_flush` sizes theirs from the store, and on the 2-core machine the
+    main process's share of the wall clock counts the time the workers' cores were taken
+    from it, which is not a backlog)."""
 
     def __init__(self, config, num_workers):
         self.active = config.train.flush_iters == 0 and int(num_workers) > 2
         self.num_workers = int(num_workers)
         self.floor = 0
         self.highest = 0
-        self.settled = False            # a window has found the main process keeping up
         self._last = None               # the counts at the window's start
 
     def observe(self, now, busy, records, iterations, work_seconds):
@@ -133,18 +122,7 @@ class FlushPacer:
         rate = self.num_workers * (iterations - i0) / (work_seconds - w0)
         self.floor = int(rate * (busy - b0) / (records - r0) / MAIN_BUSY_TARGET)
         self.highest = max(self.highest, self.floor)
-        # Once settled, batches stay full: a window's share of a busy main process varies
-        # (short batches whenever one window ran over cost 17% of the 15 workers' rate in the
-        # lag simulator at a 16-core machine's speed, for a delay 9% shorter).
-        self.settled = self.settled or busy - b0 <= PACE_SETTLED_SHARE * (now - t0)
         self._last = (now, busy, records, iterations, work_seconds)
-
-    def batch(self, n):
-        """A batch of ``n`` iterations as the pacer lets it go out: until a window finds the
-        main process keeping up, at most PACE_PROBE_FLUSHES flushes at the floor."""
-        if not self.active or self.settled:
-            return n
-        return max(1, min(int(n), PACE_PROBE_FLUSHES * max(self.floor, LAG_ITERATIONS)))
 
     def flush(self, flush, n):
         """``flush`` (of a batch of ``n`` iterations; None: one delta per batch), paced."""
