@@ -30,7 +30,11 @@ huge-page advice 0.926x and in /dev/shm 0.971x its rate (this machine gives shar
 transparent huge pages); take_delta 1.0 us per iteration at flush 5,000, 5 us at 50 (about
 250 us per flush of ~6,300 rows: split 3.7, encode 1.05, clearing 0.45 us per iteration). The
 remaining 7-9 us per iteration is in the traversal itself and not yet explained (no hardware
-counters on this VM). Issue 38; docs/parallel.md, Where it still falls short.
+counters on this VM). It is not more work: both sides print their decision-node visits per
+iteration, and on 2026-11-28 (quiet, ``--warm 2500000 --iters 50000 --rounds 3 --flushes
+5000``) both made 146, in-process at 22.3 us per iteration (153 ns a visit), a worker 28.3 us
+in its traversals (194 ns a visit) while it filled a delta of 116,000 rows per flush, 56% of
+the store's infosets. Issue 38; docs/parallel.md, Where it still falls short.
 """
 
 import argparse
@@ -152,11 +156,14 @@ def main(argv=None):
                 solver = Solver(game, config, store=store, iterations=t_base,
                                 rng_state=np.array(rng_state) + np.uint64(r))
                 huge = anon_huge_kb()
+                visits = int(solver.workspace.visits[0])
                 start = time.thread_time()
                 solver.run(args.iters)
                 us = (time.thread_time() - start) / args.iters * 1e6
+                visits = (int(solver.workspace.visits[0]) - visits) / args.iters
                 results.setdefault(name, []).append((us, 0.0, 0.0))
-                line.append(f"{name} {us:.2f} [AnonHugePages {huge // 1024} MB]")
+                line.append(f"{name} {us:.2f} ({visits:.0f} visits/it) "
+                            f"[AnonHugePages {huge // 1024} MB]")
                 del solver, store
             for flush in flushes:
                 for variant in variants:
