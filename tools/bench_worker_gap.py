@@ -156,11 +156,11 @@ def main(argv=None):
                 solver = Solver(game, config, store=store, iterations=t_base,
                                 rng_state=np.array(rng_state) + np.uint64(r))
                 huge = anon_huge_kb()
-                visits = int(solver.workspace.visits[0])
+                visits_before = int(solver.workspace.visits[0])
                 start = time.thread_time()
                 solver.run(args.iters)
                 us = (time.thread_time() - start) / args.iters * 1e6
-                visits = (int(solver.workspace.visits[0]) - visits) / args.iters
+                visits = (int(solver.workspace.visits[0]) - visits_before) / args.iters
                 results.setdefault(name, []).append((us, 0.0, 0.0))
                 line.append(f"{name} {us:.2f} ({visits:.0f} visits/it) "
                             f"[AnonHugePages {huge // 1024} MB]")
