@@ -10,6 +10,7 @@ alike.
 
 import numpy as np
 
+from holdem._jit import njit_exact
 from holdem._jit import njit_inline as njit
 
 _ONE = np.uint64(1)
@@ -28,6 +29,93 @@ def make_states(seed, num_streams):
     states = np.stack([c.generate_state(4, dtype=np.uint64) for c in children])
     states[np.all(states == 0, axis=1), 0] = 1        # the all-zero state is a fixed point
     return states
+
+
+# numpy's SeedSequence (numpy/random/bit_generator.pyx, after O'Neill's seed_seq_fe): a pool of
+# four 32-bit words mixed from the entropy, then hashed out into the state. Its constants:
+_SS_INIT_A = np.uint64(0x43B0D7E5)
+_SS_MULT_A = np.uint64(0x931E8875)
+_SS_INIT_B = np.uint64(0x8B51F9DD)
+_SS_MULT_B = np.uint64(0x58F38DED)
+_SS_MIX_L = np.uint64(0xCA01F9DD)
+_SS_MIX_R = np.uint64(0x4973F715)
+_SS_SHIFT = np.uint64(16)
+_SS_MASK = np.uint64(0xFFFFFFFF)
+_SS_POOL = 4
+
+
+@njit_exact
+def _ss_hash(value, hash_const):
+    """One hash of a 32-bit word (in uint64) with the running constant ``hash_const[0]``,
+    which it advances."""
+    value = (value ^ hash_const[0]) & _SS_MASK
+    hash_const[0] = (hash_const[0] * _SS_MULT_A) & _SS_MASK
+    value = (value * hash_const[0]) & _SS_MASK
+    return value ^ (value >> _SS_SHIFT)
+
+
+@njit_exact
+def _ss_mix(x, y):
+    result = (_SS_MIX_L * x - _SS_MIX_R * y) & _SS_MASK
+    return result ^ (result >> _SS_SHIFT)
+
+
+@njit_exact
+def seed_sequence_state(words, out, scratch):
+    """``np.random.SeedSequence(entropy).generate_state(len(out), np.uint64)`` into ``out``
+    (uint64), for the entropy's 32-bit words ``words`` (uint64 holding uint32 values; see
+    :func:`entropy_words`), no spawn key: the same bits, without SeedSequence's Python-level
+    cost (about 18 us a call, which a worker paid every flush). ``scratch``: uint64[5] (the
+    running hash constant, then the pool)."""
+    n = words.shape[0]
+    hash_const = scratch[:1]
+    pool = scratch[1:1 + _SS_POOL]
+    hash_const[0] = _SS_INIT_A
+    for i in range(_SS_POOL):
+        pool[i] = _ss_hash(words[i] if i < n else np.uint64(0), hash_const)
+    for src in range(_SS_POOL):
+        for dst in range(_SS_POOL):
+            if src != dst:
+                pool[dst] = _ss_mix(pool[dst], _ss_hash(pool[src], hash_const))
+    for src in range(_SS_POOL, n):
+        for dst in range(_SS_POOL):
+            pool[dst] = _ss_mix(pool[dst], _ss_hash(words[src], hash_const))
+    mult = _SS_INIT_B
+    for k in range(out.shape[0]):
+        lo = np.uint64(0)
+        for half in range(2):
+            value = (pool[(2 * k + half) % _SS_POOL] ^ mult) & _SS_MASK
+            mult = (mult * _SS_MULT_B) & _SS_MASK
+            value = (value * mult) & _SS_MASK
+            value ^= value >> _SS_SHIFT
+            if half == 0:
+                lo = value
+            else:
+                out[k] = lo | (value << np.uint64(32))
+
+
+def seed_sequence(values, n_words=4):
+    """``np.random.SeedSequence(list(values)).generate_state(n_words, np.uint64)`` for
+    non-negative ints, by :func:`seed_sequence_state`."""
+    out = np.empty(n_words, np.uint64)
+    seed_sequence_state(entropy_words(values), out, np.empty(1 + _SS_POOL, np.uint64))
+    return out
+
+
+def entropy_words(values):
+    """The 32-bit words SeedSequence takes from a sequence of non-negative ints (each int's
+    words, least significant first; 0 is one word), as uint64."""
+    words = []
+    for v in values:
+        v = int(v)
+        if v < 0:
+            raise ValueError(f"a seed must be non-negative, got {v}")
+        words.append(v & 0xFFFFFFFF)
+        v >>= 32
+        while v:
+            words.append(v & 0xFFFFFFFF)
+            v >>= 32
+    return np.array(words, np.uint64)
 
 
 @njit

@@ -14,6 +14,7 @@ from holdem import config
 from holdem import rng as rng_mod
 from holdem.analysis.strategy import average_profile
 from holdem.solver import kernels
+from holdem.solver import solver as solver_mod
 from holdem.solver.solver import RingBuffer, Solver, make_params
 from tests.reference.vanilla_cfr import regret_matching as reference_regret_matching
 
@@ -91,6 +92,22 @@ def test_make_states_reproducible_and_distinct(seed):
             assert abs(np.corrcoef(streams[i], streams[j])[0, 1]) < 0.15
 
 
+@pytest.mark.parametrize("values", [
+    (0, 0), (0, 1), (1, 0), (7, 2_500_000), (2**32 - 1, 2**32), (2**40 + 3, 2**63 - 1),
+    (2**64 - 1, 2**70), (5,), (1, 2, 3, 4, 5, 6), ()])
+def test_seed_sequence_is_numpys(values):
+    # Workers seed each flush with it (batch_rng_state): numpy's bits exactly, so runs and
+    # the lag simulator's figures stay what SeedSequence gave.
+    expect = np.random.SeedSequence(list(values)).generate_state(4, dtype=np.uint64)
+    assert np.array_equal(rng_mod.seed_sequence(values), expect)
+    rs = np.random.default_rng(5)
+    for a, b in zip(rs.integers(0, 2**63, 200), rs.integers(0, 2**40, 200)):
+        expect = np.random.SeedSequence([int(a), int(b)]).generate_state(4, dtype=np.uint64)
+        assert np.array_equal(rng_mod.seed_sequence((a, b)), expect)
+    with pytest.raises(ValueError, match="non-negative"):
+        rng_mod.seed_sequence((1, -2))
+
+
 def test_uniform_range_and_mean(seed):
     state = rng_mod.make_states(seed, 1)[0]
     x = _uniforms(state, 200_000)
@@ -158,6 +175,20 @@ def test_iteration_weight_linear_by_seconds(leduc):
     p = params(leduc, elapsed=25.0, weighting="linear", discount_interval=10,
                schedule_clock="seconds")
     assert kernels.iteration_weight(p, 0) == kernels.iteration_weight(p, 10**6) == 3.0
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"weighting": "linear", "discount_interval": 10},
+    {"weighting": "linear", "discount_interval": 7, "discount_stop": 100},
+    {"weighting": "linear", "discount_interval": 10, "schedule_clock": "seconds"},
+])
+def test_python_iteration_weight_is_the_kernels(leduc, options):
+    # The main process's regret floor uses the Python twin; a drift would clamp merged
+    # deltas at another floor than the traversal's.
+    for elapsed in (0.0, 25.0):
+        p = params(leduc, elapsed=elapsed, **options)
+        for t in (0, 1, 6, 7, 9, 10, 99, 100, 101, 1234, 10**12):
+            assert solver_mod.iteration_weight(p, t) == kernels.iteration_weight(p, t)
 
 
 # -- determinism ------------------------------------------------------------------------------

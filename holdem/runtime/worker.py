@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from holdem import config as config_mod
+from holdem import rng
 from holdem.games import make_game
 from holdem.runtime import frames, protocol
 from holdem.runtime.ring import RingWriter
@@ -166,8 +167,10 @@ def own_delta_weight(config, num_workers):
 def batch_rng_state(seed, t0):
     """The RNG state of the batch starting at global iteration ``t0``: independent of which
     worker runs it, the same when a batch is re-issued, and never reused across resumes (a run
-    only ever continues from the iterations it merged)."""
-    return np.random.SeedSequence([int(seed), int(t0)]).generate_state(4, dtype=np.uint64)
+    only ever continues from the iterations it merged). It is
+    ``np.random.SeedSequence([seed, t0]).generate_state(4, np.uint64)``, computed by
+    :func:`holdem.rng.seed_sequence_state` (a worker asks once per flush)."""
+    return rng.seed_sequence((seed, t0))
 
 
 class BatchRunner:

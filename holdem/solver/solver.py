@@ -99,7 +99,16 @@ def regret_floor_at(solver_cfg, num_streets, iterations, elapsed):
     if solver_cfg.regret_floor is None:
         return None
     params = make_params(solver_cfg, num_streets, elapsed=elapsed)
-    return params.regret_floor * float(kernels.iteration_weight(params, np.int64(iterations)))
+    return params.regret_floor * iteration_weight(params, iterations)
+
+
+def iteration_weight(params, t):
+    """:func:`holdem.solver.kernels.iteration_weight` in Python (the main process asks once a
+    merge pass; calling the kernel from Python cost a dispatch of the whole ``Params``)."""
+    if params.weight_mode == kernels.WEIGHT_STEPPED:
+        s = min(int(t), int(params.weight_stop))
+        return float(s // int(params.weight_interval) + 1)
+    return float(params.fixed_weight)
 
 
 class DcfrSchedule:
