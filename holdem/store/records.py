@@ -86,29 +86,38 @@ def _aligned(n):
     return -(-n // rk.ALIGN) * rk.ALIGN
 
 
+_ITEMSIZES = tuple(int(n) for n in rk.ITEMSIZE)
+_DTYPES = tuple(np.dtype(d) for d in ARRAYS.values())
+_FIELD_MARKERS = tuple(rk.FLOAT64 if f in rk.FLOAT_FIELDS else rk.INT64
+                       for f in range(rk.NUM_FIELDS))
+
+
 def encode_delta(batch_id, worker, generation, t0, iters, last, utility_sum, visits, seconds,
                  split):
     """A flush's delta record: ``split`` is a :class:`holdem.store.delta.SplitDelta`. Returns a
-    bytearray (see the module docstring for the layout)."""
+    bytearray (see the module docstring for the layout). Written with as few Python steps as
+    the layout allows: a worker encodes one every flush (about 40 us before; 15 workers flush
+    every ~50 iterations)."""
     arrays = (split.regret.offsets, split.regret.values, split.regret.cuts,
               split.strategy.offsets, split.strategy.values, split.strategy.cuts,
               split.keys, split.num_actions, split.new_regrets, split.new_strategy)
-    counts = [int(np.size(a)) for a in arrays]
-    sizes = [_aligned(n * int(rk.ITEMSIZE[k])) for k, n in enumerate(counts)]
+    counts = [a.size for a in arrays]
+    nbytes = [n * k for n, k in zip(counts, _ITEMSIZES)]
+    sizes = [-(-b // rk.ALIGN) * rk.ALIGN for b in nbytes]
     size = sum(sizes)
     out = bytearray(rk.DATA_AT + size)
-    fields = [VERSION, batch_id, worker, generation, t0, iters, 1 if last else 0, visits,
-              time.monotonic_ns(), utility_sum, seconds] + counts
+    fields = (VERSION, batch_id, worker, generation, t0, iters, 1 if last else 0, visits,
+              time.monotonic_ns(), float(utility_sum), float(seconds), *counts)
     values = [0x93, 0xdc, rk.NUM_FIELDS]
-    for f, value in enumerate(fields):
-        float_field = f in rk.FLOAT_FIELDS
-        values += [rk.FLOAT64 if float_field else rk.INT64,
-                   float(value) if float_field else int(value)]
+    for marker, value in zip(_FIELD_MARKERS, fields):
+        values += (marker, value)
     _HEAD.pack_into(out, 0, *values, 0xc4, 0, 0xc6, size)
+    data = np.frombuffer(out, np.uint8)
     pos = rk.DATA_AT
-    for (name, dtype), arr, n, nbytes in zip(ARRAYS.items(), arrays, counts, sizes):
-        np.frombuffer(out, dtype, n, pos)[:] = np.asarray(arr).ravel()
-        pos += nbytes
+    for arr, dtype, n, padded in zip(arrays, _DTYPES, nbytes, sizes):
+        if n:
+            data[pos:pos + n] = np.ascontiguousarray(arr, dtype).reshape(-1).view(np.uint8)
+        pos += padded
     return out
 
 
