@@ -129,7 +129,13 @@ def find_entry(store, key):
 
 @njit_inline
 def find_or_insert(store, key, num_actions):
-    """The entry of ``key``, inserting zeroed values for ``num_actions`` actions when new."""
+    """The entry of ``key``, inserting zeroed values for ``num_actions`` actions when new.
+
+    Inlined into the traversal, call it where every visit reaches it (as
+    :func:`holdem.solver.kernels.strategy_at` does): numba 0.68's IR inlining of it inside a
+    branch there lost the insertion's writes -- rows counted in ``meta`` but never in the table,
+    and a training run that grew without bound -- with no error (found on 2026-11-28; session
+    notes of issue 38)."""
     table = store.table
     slot, k = _probe(table, key)
     if k == key:
