@@ -7,7 +7,11 @@ store state and the same global iteration:
 - ``inproc``: an in-process :class:`Solver` on a fresh private copy of the warm store;
 - ``worker F`` (for each F of ``--flushes``): a :class:`BatchRunner` against a read-only view of
   the warm store (a copy in ``/dev/shm``, as workers map it, or in private memory with
-  ``--read-mem private``), in flushes of F iterations, each followed by ``take_delta``.
+  ``--read-mem private``), in flushes of F iterations, each followed by ``take_delta``;
+- ``self F`` (``--self-delta``): the worker's traversal kernel (``is_delta``: regret matching
+  over the store plus its own delta, no floor) on a fresh private copy of the warm store that
+  it both reads and writes, in calls of F iterations: a worker's code without the second
+  store (its delta's table and values) beside the shared one.
 
 Times are CPU time of this thread (``time.thread_time``), so other processes matter less. For a
 worker, ``run`` is the traversals (plus :meth:`BatchRunner.run`'s per-flush Python: reserve,
@@ -20,6 +24,7 @@ huge pages give it.
         --iters 50000 --rounds 5
     python tools/bench_worker_gap.py --inproc-mem private,nothp,shm --flushes 5000
     python tools/bench_worker_gap.py --flushes 5000 --keep-rows
+    python tools/bench_worker_gap.py --flushes 5000,50 --self-delta
 
 Figures (2026-11-27, 2-core machine, loaded; medians of the rounds' ratios): a worker at 0.76
 of the in-process rate at flush 5,000 and 0.68-0.77 at 50; reusing the shared entry a worker
@@ -71,6 +76,10 @@ def parse_args(argv):
     parser.add_argument("--keep-rows", action="store_true",
                         help="also time workers that keep the delta's rows between flushes "
                              "(values zeroed instead of the buffer cleared: no re-inserts)")
+    parser.add_argument("--self-delta", action="store_true",
+                        help="also time a worker's traversal (its delta and regret matching) "
+                             "on one private store that it both reads and writes: the worker's "
+                             "code without a second store's memory")
     parser.add_argument("--no-inproc", action="store_true", help="time workers only")
     parser.add_argument("--cache", default="/tmp/bench_worker_gap",
                         help="directory of warm stores (default: %(default)s)")
@@ -108,7 +117,7 @@ def main(argv=None):
     from holdem.games import make_game
     from holdem.runtime.shm import SharedAllocator
     from holdem.runtime.worker import BatchRunner
-    from holdem.solver.solver import Solver
+    from holdem.solver.solver import Solver, make_params, make_workspace, run_kernel
     from holdem.store import records
     from holdem.store.store import RegretStore, read_only_view
 
@@ -165,6 +174,26 @@ def main(argv=None):
                 line.append(f"{name} {us:.2f} ({visits:.0f} visits/it) "
                             f"[AnonHugePages {huge // 1024} MB]")
                 del solver, store
+            for flush in ([] if not args.self_delta else flushes):
+                store = private_copy("private")
+                workspace = make_workspace(game)
+                utility = np.zeros(flush)
+                run_s = 0.0
+                flushes_run = max(1, args.iters // flush)
+                for b in range(flushes_run):
+                    t0 = t_base + b * flush
+                    state = np.random.SeedSequence([1000 + r, t0]).generate_state(4, np.uint64)
+                    params = make_params(config.solver, game.num_streets, is_delta=True,
+                                         iterations=t0)
+                    start = time.thread_time()
+                    ran = run_kernel(game, store.arrays, store.arrays, params, workspace, state,
+                                     t0, flush, utility)
+                    run_s += time.thread_time() - start
+                    assert ran == flush, "the store has no head-room for a flush"
+                us = run_s / (flushes_run * flush) * 1e6
+                results.setdefault(f"self {flush}", []).append((us, us, 0.0))
+                line.append(f"self {flush} {us:.2f}")
+                del store
             for flush in flushes:
                 for variant in variants:
                     keep = variant == "keep"
