@@ -34,12 +34,16 @@ keeping rows between flushes 0.93x (a larger table); the in-process store withou
 huge-page advice 0.926x and in /dev/shm 0.971x its rate (this machine gives shared memory no
 transparent huge pages); take_delta 1.0 us per iteration at flush 5,000, 5 us at 50 (about
 250 us per flush of ~6,300 rows: split 3.7, encode 1.05, clearing 0.45 us per iteration). The
-remaining 7-9 us per iteration is in the traversal itself and not yet explained (no hardware
-counters on this VM). It is not more work: both sides print their decision-node visits per
-iteration, and on 2026-11-28 (quiet, ``--warm 2500000 --iters 50000 --rounds 3 --flushes
-5000``) both made 146, in-process at 22.3 us per iteration (153 ns a visit), a worker 28.3 us
-in its traversals (194 ns a visit) while it filled a delta of 116,000 rows per flush, 56% of
-the store's infosets. Issue 38; docs/parallel.md, Where it still falls short.
+remaining 7-9 us per iteration is in the traversal itself. It is not more work: both sides
+print their decision-node visits per iteration, and on 2026-11-28 (quiet, ``--warm 2500000
+--iters 50000 --rounds 3 --flushes 5000``) both made 146, in-process at 22.3 us per iteration
+(153 ns a visit), a worker 28.3 us in its traversals (194 ns a visit) while it filled a delta
+of 116,000 rows per flush, 56% of the store's infosets. Nor is it the worker's code: with
+``--self-delta`` (same day, ``--flushes 5000,50``) that kernel on one store kept 0.998 and
+0.951 of the in-process rate where the worker ran at 0.775 and 0.838 -- it is the second
+store's memory. A one-iteration flush (``--flushes 1``) shows a flush's fixed cost: 117-120 us
+with its iteration (about 90 us beyond it). Issue 38; docs/parallel.md, Where it still falls
+short.
 """
 
 import argparse
