@@ -1,9 +1,12 @@
 """Offset-addressed deltas: the row-start bitmap, splitting a worker's delta into shards, checking
 offsets and merging shards on threads, against plain numpy references."""
 
+import threading
+
 import numpy as np
 import pytest
 
+from holdem.store import delta as delta_mod
 from holdem.store import delta_kernels as dk
 from holdem.store import kernels
 from holdem.store.delta import DeltaSplitter, Group, RowMerger, empty_group, group_of
@@ -436,3 +439,19 @@ def test_cold_rows_send_every_value_once_over_a_batch():
     assert sent.keys() == total.keys()
     for key in total:
         np.testing.assert_allclose(sent[key], total[key], rtol=1e-5, atol=1e-5)
+
+
+def test_a_small_pass_runs_every_shard_range_on_the_calling_thread():
+    # RowMerger.map below INLINE_ROWS rows: each range once, in order, on this thread; at or
+    # above it (or without a row count) the ranges after the first go to the pool.
+    merger = RowMerger(3)
+    try:
+        for rows, inline in ((0, True), (delta_mod.INLINE_ROWS - 1, True),
+                             (delta_mod.INLINE_ROWS, False), (None, False)):
+            seen = []
+            merger.map(lambda lo, hi: seen.append((lo, hi, threading.get_ident())), rows)
+            assert sorted((lo, hi) for lo, hi, _ in seen) == merger.ranges
+            here = [t == threading.get_ident() for _, _, t in seen]
+            assert all(here) if inline else (here.count(True) == 1)
+    finally:
+        merger.close()

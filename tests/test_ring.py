@@ -10,6 +10,7 @@ from holdem.runtime import protocol, ring, shm
 from holdem.runtime.executor import Batch
 from holdem.runtime.process import Pending
 from holdem.runtime.worker import BatchRunner, flush_iterations, pair_flush
+from holdem.store import delta as delta_mod
 from holdem.store import record_kernels as rk
 from holdem.store.records import RecordArena, decode_delta, encode_delta
 from holdem.store.delta import RowMerger
@@ -90,27 +91,35 @@ def _records(config, game, store, flushes, n=200):
     return out
 
 
-def test_a_pass_merges_many_records_like_one_at_a_time(leduc):
+def test_a_pass_merges_many_records_like_one_at_a_time(leduc, monkeypatch):
     config, game = leduc
     base = RegretStore(row_capacity=16)
     base.merge(*_new_rows(_records(config, game, base, 1, 2000)[0]))
     records = _records(config, game, base, 5)
-    one, many = (RegretStore.copy_of(base.arrays) for _ in range(2))
-    merger = RowMerger(2)
-    try:
-        for record in records:
-            arena = RecordArena()
-            arena.add(record, 0)
-            assert merge_arena(one, merger, arena, -5.0, game=game).tolist() == [0]
-        arena = RecordArena(capacity=64)
-        for record in records:
-            arena.add(record, 0)
-        assert merge_arena(many, merger, arena, -5.0, game=game).tolist() == [0] * 5
-    finally:
-        merger.close()
-    for a, b in zip(one.arrays, many.arrays):
+    results = []
+    # Leduc's passes are small: by default both threads' shard ranges run on the calling
+    # thread (RowMerger.map, INLINE_ROWS); with INLINE_ROWS 0 the second runs on the pool.
+    for inline_rows in (delta_mod.INLINE_ROWS, 0):
+        monkeypatch.setattr(delta_mod, "INLINE_ROWS", inline_rows)
+        one, many = (RegretStore.copy_of(base.arrays) for _ in range(2))
+        merger = RowMerger(2)
+        try:
+            for record in records:
+                arena = RecordArena()
+                arena.add(record, 0)
+                assert merge_arena(one, merger, arena, -5.0, game=game).tolist() == [0]
+            arena = RecordArena(capacity=64)
+            for record in records:
+                arena.add(record, 0)
+            assert merge_arena(many, merger, arena, -5.0, game=game).tolist() == [0] * 5
+        finally:
+            merger.close()
+        for a, b in zip(one.arrays, many.arrays):
+            np.testing.assert_array_equal(a, b)
+        assert not np.array_equal(one.arrays.regrets, base.arrays.regrets)
+        results.append(many)
+    for a, b in zip(results[0].arrays, results[1].arrays):
         np.testing.assert_array_equal(a, b)
-    assert not np.array_equal(one.arrays.regrets, base.arrays.regrets)
 
 
 def test_new_rows_of_a_pass_are_inserted_together_like_one_at_a_time(leduc):

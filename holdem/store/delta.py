@@ -197,6 +197,14 @@ def empty_group():
                  np.zeros((2, dk.SHARDS + 1), np.int64))
 
 
+# Below this many rows a merge pass runs on the calling thread (RowMerger.map): replaying
+# hunl_default records of 50 iterations (about 6,600 rows each) on the 2-core machine
+# (tools/bench_merge.py --threads 1,2), a pass cost 0.040 ms + 0.111 ms a record on one thread
+# and 0.157 ms + 0.066 ms a record on two (the threads meet twice a pass), so one thread is
+# the faster up to about 2.6 such records, 17,000 rows.
+INLINE_ROWS = 16_384
+
+
 class RowMerger:
     """Checks and adds the two groups of offset-addressed deltas into a store, on ``threads``
     threads (1: in the calling thread; at most SHARDS). The caller is the store's only writer
@@ -210,10 +218,13 @@ class RowMerger:
         self.ranges = list(zip(cuts, cuts[1:]))        # thread k's shards
         self._num_actions = [np.empty(16, np.int8), np.empty(16, np.int8)]
 
-    def map(self, fn):
+    def map(self, fn, rows=None):
         """``fn(first, last)`` for each thread's shard range (one writer per row across
-        them): the first in this thread, the others on the pool (one thread fewer to wake)."""
-        if self._pool is None:
+        them): the first in this thread, the others on the pool (one thread fewer to wake).
+        ``rows``: the rows the calls will touch in all; below INLINE_ROWS every range runs in
+        this thread, one after another, because handing work to another thread and waiting
+        for it costs more than it saves on a small pass."""
+        if self._pool is None or (rows is not None and rows < INLINE_ROWS):
             return [fn(*r) for r in self.ranges]
         others = [self._pool.submit(fn, *r) for r in self.ranges[1:]]
         return [fn(*self.ranges[0])] + [f.result() for f in others]

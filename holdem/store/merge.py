@@ -81,7 +81,7 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
     arrays = store.arrays
     k_of = {r: k for k, r in enumerate(merger.ranges)}
     merger.map(lambda lo, hi: rk.check_records(arrays, u32, i64, checked, lo, hi, num_actions,
-                                               status[k_of[(lo, hi)]]))
+                                               status[k_of[(lo, hi)]]), rows)
     for k in range(status.shape[0]):
         failed = (codes == OK) & (status[k] != 0)
         codes[failed] = status[k][failed]
@@ -96,7 +96,8 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
     merge = codes == OK
     floor = -np.inf if regret_floor is None else float(regret_floor)
     merger.map(lambda lo, hi: rk.add_records(arrays.regrets, arrays.strategy_sum, u32, f32,
-                                             i64, checked, merge, lo, hi, num_actions, floor))
+                                             i64, checked, merge, lo, hi, num_actions, floor),
+               rows)
     insert = merge & has_new
     if insert.any():
         if new_rows is None or not np.array_equal(insert, checked_new):
