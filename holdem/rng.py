@@ -65,8 +65,8 @@ def seed_sequence_state(words, out, scratch):
     """``np.random.SeedSequence(entropy).generate_state(len(out), np.uint64)`` into ``out``
     (uint64), for the entropy's 32-bit words ``words`` (uint64 holding uint32 values; see
     :func:`entropy_words`), no spawn key: the same bits, without SeedSequence's Python-level
-    cost (about 18 us a call, which a worker paid every flush). ``scratch``: uint64[5] (the
-    running hash constant, then the pool)."""
+    cost (13-18 us a call, which a worker paid every flush; this takes 3). ``scratch``:
+    uint64[5] (the running hash constant, then the pool)."""
     n = words.shape[0]
     hash_const = scratch[:1]
     pool = scratch[1:1 + _SS_POOL]
