@@ -269,13 +269,18 @@ class RecordArena:
         return out
 
 
+_LAST = _FIELDS.index("last")
+
+
 def _header_values(row):
     """A table row's header fields, in :data:`_FIELDS` order (floats decoded): the one place
     the header columns are read."""
-    values = [int(row[f]) for f in range(len(_FIELDS))]
+    head = row[:len(_FIELDS)]
+    values = head.tolist()                      # (one C call: a merge pass reads every row)
+    floats = head.view(np.float64)
     for f in rk.FLOAT_FIELDS:
-        values[f] = float(np.int64(row[f]).view(np.float64))
-    values[_FIELDS.index("last")] = bool(values[_FIELDS.index("last")])
+        values[f] = float(floats[f])
+    values[_LAST] = bool(values[_LAST])
     return values
 
 
