@@ -275,6 +275,39 @@ def test_bots_sharing_a_cache_read_a_spot_solved_before_instead_of_solving_it_ag
     assert bots[1].solves == 1 and cache.hits == 1
 
 
+class _Sized:
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+
+    def allocated_bytes(self):
+        return self.nbytes
+
+
+def test_a_solve_cache_keeps_the_most_recently_used_solutions_within_its_byte_budget():
+    from holdem.subgame.resolving import CACHE_BYTES, SolveCache
+
+    cache = SolveCache(max_bytes=250)
+    a, b, c = _Sized(100), _Sized(100), _Sized(100)
+    cache.put("a", a)
+    cache.put("b", b)
+    assert cache.get("a") is a                   # a is now the most recently used
+    cache.put("c", c)                            # 300 bytes: b, the least recent, goes
+    assert (len(cache), cache.bytes, cache.get("b")) == (2, 200, None)
+    assert cache.get("a") is a and cache.get("c") is c and cache.hits == 3
+    cache.put("c", c)                            # the same key again: counted once
+    assert (len(cache), cache.bytes) == (2, 200)
+    big = _Sized(1000)                           # over the budget alone: kept, alone
+    cache.put("big", big)
+    assert (len(cache), cache.bytes, cache.get("big")) == (1, 1000, big)
+    counted = SolveCache(size=2)                 # a count limit as well as the bytes
+    for key in "xyz":
+        counted.put(key, _Sized(1))
+    assert len(counted) == 2 and counted.get("x") is None
+    assert SolveCache().max_bytes == CACHE_BYTES
+    with pytest.raises(ValueError, match="at least one"):
+        SolveCache(size=0)
+
+
 def test_a_turn_solve_uses_the_turn_menu_and_the_river_the_default_one(bp):
     from holdem.subgame.resolving import TURN_MENU
     from holdem.subgame.tree import RIVER, TURN, BetMenu

@@ -37,29 +37,45 @@ STREETS = {"turn": TURN, "river": RIVER}
 # (docs/studying.md: Re-solving bot); this one has 4,000-11,000 nodes. The river, solved again
 # when its card comes, keeps the full default menu (BetMenu()).
 TURN_MENU = BetMenu.uniform(bets=(1.0,), raises=(1.0,), all_in=True, max_raises=3)
+CACHE_BYTES = 2 << 30        # what a SolveCache keeps by default: two GiB of solutions
 
 
 class SolveCache:
-    """The last ``size`` solutions by spot (board, pot, stack, ranges, extra sizes, gadget,
-    target): a bot that meets the same spot again -- the same public line with the same
-    ranges, as in an evaluation that deals many hands on one board -- reads the solution
-    instead of solving it again. Solving is deterministic, so a hit is what a solve would
-    give. Shared by the bots of an evaluation; holds solvers' arrays (``memory_bytes`` each)."""
+    """Solutions by spot (board, pot, stack, ranges, extra sizes, gadget, target): a bot that
+    meets the same spot again -- the same public line with the same ranges, as in an
+    evaluation that deals many hands on one board -- reads the solution instead of solving it
+    again. Solving is deterministic, so a hit is what a solve would give. Shared by the bots of
+    an evaluation. It holds the solvers' arrays, so it keeps the most recently used ones up to
+    ``max_bytes`` of them (and at most ``size`` solutions when given), always the newest: a
+    board of a turn re-solving LBR meets about ten turn spots of 27-95 MB each, and a cache
+    smaller than that solves most of them again."""
 
-    def __init__(self, size=4):
-        self.size, self.hits, self._items = size, 0, OrderedDict()
+    def __init__(self, size=None, max_bytes=CACHE_BYTES):
+        if size is not None and size < 1:
+            raise ValueError(f"a solve cache holds at least one solution, not {size}")
+        self.size, self.max_bytes = size, max_bytes
+        self.hits, self.bytes, self._items = 0, 0, OrderedDict()
+
+    def __len__(self):
+        return len(self._items)
 
     def get(self, key):
-        solver = self._items.get(key)
-        if solver is not None:
-            self._items.move_to_end(key)
-            self.hits += 1
-        return solver
+        item = self._items.get(key)
+        if item is None:
+            return None
+        self._items.move_to_end(key)
+        self.hits += 1
+        return item[0]
 
     def put(self, key, solver):
-        self._items[key] = solver
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
+        if key in self._items:
+            self.bytes -= self._items.pop(key)[1]
+        size = solver.allocated_bytes()
+        self._items[key] = (solver, size)
+        self.bytes += size
+        while len(self._items) > 1 and ((self.size is not None and len(self._items) > self.size)
+                                        or self.bytes > self.max_bytes):
+            self.bytes -= self._items.popitem(last=False)[1][1]
 
 
 def street_labels(state, street):
