@@ -393,6 +393,18 @@ def test_resolve_per_board_without_resolve_is_refused(hunl_run, capsys):
     assert "--resolve-per-board applies to --resolve" in capsys.readouterr().err
 
 
+def test_the_resolve_head_to_head_prints_its_lines(hunl_run, capsys):
+    """eval_blueprint --resolve with --vs-checkpoint: it crashed after the match reading seat
+    results that a re-solving match does not have."""
+    from holdem.cli import eval_blueprint
+
+    code = eval_blueprint.main(["--checkpoint", str(hunl_run), "--resolve", "river",
+                                "--vs-checkpoint", str(hunl_run), "--hands", "4",
+                                "--resolve-target", "2", "--resolve-iterations", "40"])
+    out = capsys.readouterr().out
+    assert code == 0 and "re-solving adds" in out and "hands/s (" in out
+
+
 def test_a_match_dealt_by_board_reads_the_cache_and_pairs_exactly_without_resolving(bp):
     """per_board in the head-to-head: a bot that never re-solves pairs exactly with its
     blueprint (difference 0) on board-grouped deals too, and a river re-solver shares solves."""

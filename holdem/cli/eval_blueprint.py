@@ -316,8 +316,6 @@ def _resolve(args):
         result = resolve_match(bp, opponent, per_board=args.resolve_per_board, **options)
         name = opponent.checkpoint.path
         print(f"vs {name}: {result.line()}")
-        if result.seats is not None:
-            print(f"vs {name} by seat: {result.seat_line()}")
         print(f"vs {name} speed: {result.hands / result.seconds:.1f} hands/s "
               f"({result.seconds:.1f} s)")
     for setting in args.lbr or []:
