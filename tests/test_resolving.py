@@ -359,6 +359,7 @@ def test_deals_per_board_share_the_board_and_deal_disjoint_hole_cards(bp):
 
 @pytest.mark.parametrize("args,message", [
     (["--lbr", "fcpa:3-4", "--resolve-per-board", "0"], "must be at least 1"),
+    (["--lbr", "fcpa:3-4", "--resolve-processes", "0"], "must be at least 1"),
 ])
 def test_resolve_per_board_is_refused_where_it_means_nothing(hunl_run, capsys, args, message):
     from holdem.cli import eval_blueprint
@@ -391,6 +392,33 @@ def test_resolve_per_board_without_resolve_is_refused(hunl_run, capsys):
                              "--resolve-per-board", "5"])
     assert stop.value.code == 2
     assert "--resolve-per-board applies to --resolve" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        eval_blueprint.main(["--checkpoint", str(hunl_run), "--vs", "equity",
+                             "--resolve-processes", "2"])
+    assert stop.value.code == 2
+    assert "--resolve-processes applies to --resolve" in capsys.readouterr().err
+
+
+def test_boards_spread_over_processes_give_the_result_of_one_process(bp):
+    """play_groups: each board's deals in one spawned process with its own cache; solving is
+    deterministic, so LBR and the head-to-head come out as in one process, solves included."""
+    options = dict(street="river", deals=6, seed=5, target=2.0, max_iterations=40, per_board=3)
+    setting = LbrSetting.parse("fcpa:3-4")
+    one = resolve_lbr(bp, setting, **options)
+    seen = []
+    two = resolve_lbr(bp, setting, processes=2, **options,
+                      progress=lambda done, total, seconds, partial: seen.append((done, partial)))
+    fields = ("mbb_per_hand", "ci95", "blueprint_mbb", "blueprint_ci95", "difference",
+              "difference_ci95", "hands", "solves", "reused")
+    assert [getattr(two, f) for f in fields] == [getattr(one, f) for f in fields]
+    assert one.solves > 0 and one.hands == 12
+    assert sorted(d for d, _ in seen) == [3, 6] and seen[-1][1].hands == 12
+    options.update(deals=8, seed=0, per_board=4)      # a deal there re-solves the river
+    match_one = resolve_match(bp, bp, **options)
+    match_two = resolve_match(bp, bp, processes=2, **options)
+    assert match_one.solves > 0
+    assert (match_two.mbb_per_hand, match_two.difference, match_two.solves) == \
+        (match_one.mbb_per_hand, match_one.difference, match_one.solves)
 
 
 def test_the_resolve_head_to_head_prints_its_lines(hunl_run, capsys):

@@ -80,6 +80,10 @@ def build_parser():
                         "board, so the bot reads a spot it met before in the group from a "
                         "cache instead of solving it again (a turn solve takes seconds); the "
                         "intervals are computed over the groups (default 1: independent deals)")
+    p.add_argument("--resolve-processes", type=int, default=1, metavar="N",
+                   help="--resolve: play the boards (the groups of deals that share one) on N "
+                        "processes, each with its own solve cache and --threads threads; the "
+                        "same result as one process, sooner (default 1)")
     p.add_argument("--resolve-safe", action="store_true",
                    help="--resolve: safe re-solving, the re-solve gadget (the opponent may take "
                         "its blueprint value per hand instead of entering the subgame), on the "
@@ -123,6 +127,10 @@ def main(argv=None):
         parser.error("--resolve-per-board applies to --resolve (--lbr or --vs-checkpoint)")
     if args.resolve_per_board < 1:
         parser.error("--resolve-per-board must be at least 1")
+    if args.resolve_processes != 1 and not args.resolve:
+        parser.error("--resolve-processes applies to --resolve (--lbr or --vs-checkpoint)")
+    if args.resolve_processes < 1:
+        parser.error("--resolve-processes must be at least 1")
     if not args.resolve_target > 0 or args.resolve_iterations < 1:
         parser.error("--resolve-target must be above 0 and --resolve-iterations positive")
     if args.threads < 1:
@@ -311,7 +319,7 @@ def _resolve(args):
     options = dict(street=args.resolve, deals=deals, seed=args.seed,
                    stack=bp.game.rules.table.stack, target=args.resolve_target,
                    max_iterations=args.resolve_iterations, threads=args.threads,
-                   progress=progress, safe=args.resolve_safe)
+                   progress=progress, safe=args.resolve_safe, processes=args.resolve_processes)
     if args.vs_checkpoint:
         result = resolve_match(bp, opponent, per_board=args.resolve_per_board, **options)
         name = opponent.checkpoint.path

@@ -36,8 +36,8 @@ from holdem.analysis.bot import real_table
 from holdem.evaluator.kernels import rank7_batch_kernel
 from holdem.games.nlhe.records import Action, ActionKind
 from holdem.games.nlhe.rules import HandState
-from holdem.subgame.match import _mean_ci, deals_of, group_means
-from holdem.subgame.resolving import ResolvingBot, SolveCache
+from holdem.subgame.match import _mean_ci, deals_of, group_means, play_groups
+from holdem.subgame.resolving import ResolvingBot
 from holdem.subgame.solver import COMBOS
 
 BIG_BLIND = 100
@@ -243,7 +243,7 @@ class ResolveLbrResult:
 
 def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, target=0.5,
                 max_iterations=300, menu=None, threads=1, progress=None, safe=False,
-                per_board=1):
+                per_board=1, processes=1):
     """LBR with ``setting`` (an :class:`holdem.analysis.lbr.LbrSetting` acting from the turn)
     against ``bp`` re-solving from ``street``, and against ``bp`` alone on the same deals, the
     bot drawing from the same stream (so both play alike until the re-solved street).
@@ -251,7 +251,8 @@ def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, targe
     ``per_board`` > 1 deals the hands in groups that share a board: the bot meets the same
     public spot with the same ranges again within a group and reads the solution from a
     :class:`SolveCache` instead of solving again (a turn solve takes seconds); the intervals
-    are then computed over the groups' means."""
+    are then computed over the groups' means. ``processes`` > 1 plays the groups on that many
+    processes (:func:`holdem.subgame.match.play_groups`): the same result, sooner."""
     from holdem.analysis.lbr import ROUNDS
 
     first_round = ROUNDS[setting.rounds]
@@ -260,35 +261,59 @@ def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, targe
                          f"56 (3-4 settings), not {setting}")
     if per_board < 1:
         raise ValueError(f"per_board must be at least 1, got {per_board}")
-    fractions = tuple(float(f) for f in setting.fractions)
-    table = real_table(bp, round(stack * BIG_BLIND), BIG_BLIND)
-    to_mbb = 1000.0 / BIG_BLIND
-    resolved, alone, solves = [], [], 0
-    stats = {"decisions": 0, "raises": 0}
-    cache = SolveCache() if per_board > 1 else None
+    spec = dict(bp=bp, setting=str(setting), street=street, deals=deals, seed=seed,
+                stack=stack, target=target, max_iterations=max_iterations, menu=menu,
+                threads=threads, safe=safe, per_board=per_board)
+    done, counts = {}, [0, 0]                  # group -> its deals' rows; solves, reused
     start = time.perf_counter()
-    for i, (holes, board, bot_seeds) in enumerate(deals_of(table, seed, deals, per_board)):
+
+    def on_group(k, output):
+        done[k] = output[0]
+        counts[0] += output[1]
+        counts[1] += output[2]
+        if progress is not None:
+            groups = [done[g] for g in sorted(done)]
+            played = sum(map(len, groups))
+            partial = None
+            if len(groups) >= 2:       # the groups finished so far (any order: independent)
+                rows = [row for group in groups for row in group]
+                partial = _result([r[0] for r in rows], [r[1] for r in rows], per_board,
+                                  counts[0], time.perf_counter() - start, counts[1])
+            progress(played, deals, time.perf_counter() - start, partial)
+
+    play_groups(_lbr_deals, spec, deals, per_board, processes, on_group)
+    rows = [row for k in sorted(done) for row in done[k]]
+    return _result([r[0] for r in rows], [r[1] for r in rows], per_board, counts[0],
+                   time.perf_counter() - start, counts[1])
+
+
+def _lbr_deals(spec, indices, cache):
+    """The deals ``indices`` of :func:`resolve_lbr`: per deal (LBR's mbb/hand against the bot,
+    against its blueprint alone), the solves made and the solutions read from ``cache``."""
+    from holdem.analysis.lbr import ROUNDS, LbrSetting
+
+    bp, setting = spec["bp"], LbrSetting.parse(spec["setting"])
+    first_round = ROUNDS[setting.rounds]
+    fractions = tuple(float(f) for f in setting.fractions)
+    table = real_table(bp, round(spec["stack"] * BIG_BLIND), BIG_BLIND)
+    to_mbb = 1000.0 / BIG_BLIND
+    stats = {"decisions": 0, "raises": 0}
+    rows, solves, hits = [], 0, cache.hits if cache else 0
+    for holes, board, bot_seeds in deals_of(table, spec["seed"], spec["deals"],
+                                            spec["per_board"], indices=indices):
         totals = [0.0, 0.0]
         for lbr in (0, 1):
-            for k, bot_street in enumerate((street, 4)):      # 4: never re-solves
+            for k, bot_street in enumerate((spec["street"], 4)):      # 4: never re-solves
                 bot = ResolvingBot(bp, BIG_BLIND, np.random.default_rng(bot_seeds[lbr]),
-                                   street=bot_street, target=target,
-                                   max_iterations=max_iterations, menu=menu, threads=threads,
-                                   safe=safe, cache=cache)
+                                   street=bot_street, target=spec["target"],
+                                   max_iterations=spec["max_iterations"], menu=spec["menu"],
+                                   threads=spec["threads"], safe=spec["safe"], cache=cache)
                 state = HandState(table, hole_cards=holes, board=board)
                 totals[k] += lbr_hand(state, lbr, bot, fractions, setting.bet_allin,
                                       first_round, stats) * to_mbb
                 solves += bot.solves
-        resolved.append(totals[0] / 2)
-        alone.append(totals[1] / 2)
-        if progress is not None:
-            seconds = time.perf_counter() - start
-            whole = (i + 1) - (i + 1) % per_board      # the deals of complete groups
-            partial = (_result(resolved[:whole], alone[:whole], per_board, solves, seconds,
-                               cache.hits if cache else 0) if whole >= 2 * per_board else None)
-            progress(i + 1, deals, seconds, partial)
-    return _result(resolved, alone, per_board, solves, time.perf_counter() - start,
-                   cache.hits if cache else 0)
+        rows.append((totals[0] / 2, totals[1] / 2))
+    return rows, solves, (cache.hits - hits if cache else 0)
 
 
 def _result(resolved, alone, per_board, solves, seconds, reused):

@@ -9,7 +9,9 @@ its own blueprint (whose match with itself is 0 by symmetry), as that difference
 narrower interval. Real chips: both stacks ``stack`` big blinds of 100 chips.
 """
 
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,14 +77,14 @@ def _mean_ci(samples):
     return float(samples.mean()), float(half)
 
 
-def deals_of(table, seed, deals, per_board=1, bots=2):
+def deals_of(table, seed, deals, per_board=1, bots=2, indices=None):
     """(hole_cards, full_board, ``bots`` seeds for the bots' draws) of ``deals`` deals:
     independent ones (``per_board`` 1), or groups of ``per_board`` deals that share a board,
     the hole cards dealt from the rest. The first K deals of a seed are the same whatever
-    ``deals`` is."""
+    ``deals`` is. ``indices``: only those deals (in that order), the same as in the whole."""
     seeds = np.random.SeedSequence(seed).spawn(deals if per_board == 1 else
                                                -(-deals // per_board))
-    for i in range(deals):
+    for i in (range(deals) if indices is None else indices):
         if per_board == 1:
             deal_seed, *bot_seeds = seeds[i].generate_state(1 + bots)
             cards = HandState(table, rng=np.random.default_rng(deal_seed))
@@ -98,6 +100,57 @@ def deals_of(table, seed, deals, per_board=1, bots=2):
         yield (tuple(holes[:2]), tuple(holes[2:])), board, bot_seeds
 
 
+def play_groups(work, spec, deals, per_board, processes=1, on_group=None):
+    """Play ``deals`` deals in groups of ``per_board`` (a board each):
+    ``work(spec, indices, cache)`` plays the deals ``indices`` with ``spec`` (its options; a
+    Blueprint under "bp" and "opponent") and a :class:`SolveCache` (None when ``per_board`` is
+    1), and ``on_group(group, output)`` receives each group's output as it comes, in any order.
+
+    ``processes`` > 1 spreads the groups over that many processes (spawned; each loads the
+    checkpoints under "bp" and "opponent" from their files once and keeps its own cache). A
+    board's deals stay in one process, so its solutions are read from the cache as in one
+    process, and solving is deterministic: the outputs are the same as in one process."""
+    from holdem.subgame.resolving import SolveCache
+
+    groups = [range(g, min(deals, g + per_board)) for g in range(0, deals, per_board)]
+    if processes <= 1:
+        cache = SolveCache() if per_board > 1 else None
+        for k, indices in enumerate(groups):
+            on_group(k, work(spec, indices, cache))
+        return
+    files = {}
+    for name in ("bp", "opponent"):
+        if spec.get(name) is not None:
+            path = getattr(spec[name].checkpoint, "path", None)
+            if path is None:
+                raise ValueError(f"processes > 1 loads the {name} blueprint from its checkpoint "
+                                 f"file in each process; this one has no file")
+            files[name] = str(path)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(processes, len(groups)), mp_context=context,
+                             initializer=_start_process, initargs=({**spec, **files},)) as pool:
+        futures = {pool.submit(_play_in_process, work, indices): k
+                   for k, indices in enumerate(groups)}
+        for future in as_completed(futures):
+            on_group(futures[future], future.result())
+
+
+_PROCESS = {}        # in a process of play_groups: its spec (blueprints loaded) and its cache
+
+
+def _start_process(spec):
+    from holdem.analysis.blueprint import Blueprint
+    from holdem.subgame.resolving import SolveCache
+
+    loaded = {k: Blueprint.load(v) if k in ("bp", "opponent") and v is not None else v
+              for k, v in spec.items()}
+    _PROCESS.update(spec=loaded, cache=SolveCache() if spec["per_board"] > 1 else None)
+
+
+def _play_in_process(work, indices):
+    return work(_PROCESS["spec"], indices, _PROCESS["cache"])
+
+
 def group_means(values, per_board):
     """The means of consecutive groups of ``per_board`` values (deals that share a board are
     not independent; the groups are)."""
@@ -107,22 +160,45 @@ def group_means(values, per_board):
 
 def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, target=0.5,
                   max_iterations=300, menu=None, threads=1, progress=None, safe=False,
-                  per_board=1):
+                  per_board=1, processes=1):
     """Play ``deals`` duplicate deals (module docstring); ``opponent`` is a Blueprint.
     ``per_board`` > 1: groups of deals share a board, the bots share a
     :class:`~holdem.subgame.resolving.SolveCache`, and the intervals are over the groups (as in
-    :func:`holdem.subgame.lbr.resolve_lbr`)."""
-    from holdem.subgame.resolving import SolveCache
-
+    :func:`holdem.subgame.lbr.resolve_lbr`). ``processes``: see :func:`play_groups` (the same
+    result, sooner)."""
     if per_board < 1:
         raise ValueError(f"per_board must be at least 1, got {per_board}")
-    table = real_table(bp, round(stack * BIG_BLIND), BIG_BLIND)
-    to_mbb = 1000.0 / BIG_BLIND
-    plain, diff = [], []
-    solves = 0
-    cache = SolveCache() if per_board > 1 else None
+    spec = dict(bp=bp, opponent=opponent, street=street, deals=deals, seed=seed, stack=stack,
+                target=target, max_iterations=max_iterations, menu=menu, threads=threads,
+                safe=safe, per_board=per_board)
+    done, solves = {}, 0
     start = time.perf_counter()
-    for i, (hole, board, bot_seeds) in enumerate(deals_of(table, seed, deals, per_board, 4)):
+
+    def on_group(k, output):
+        nonlocal solves
+        done[k], solves = output[0], solves + output[1]
+        if progress is not None:
+            progress(sum(map(len, done.values())), deals, time.perf_counter() - start)
+
+    play_groups(_match_deals, spec, deals, per_board, processes, on_group)
+    rows = [row for k in sorted(done) for row in done[k]]
+    plain, diff = [r[0] for r in rows], [r[1] for r in rows]
+    if per_board > 1:
+        plain, diff = group_means(plain, per_board), group_means(diff, per_board)
+    mean, ci = _mean_ci(plain)
+    dmean, dci = _mean_ci(diff)
+    return ResolveResult(mean, ci, dmean, dci, 2 * deals, solves, time.perf_counter() - start)
+
+
+def _match_deals(spec, indices, cache):
+    """The deals ``indices`` of :func:`resolve_match`: per deal (the re-solving bot's mbb/hand,
+    its difference from the blueprint alone), and the solves made."""
+    bp, opponent = spec["bp"], spec["opponent"]
+    table = real_table(bp, round(spec["stack"] * BIG_BLIND), BIG_BLIND)
+    to_mbb = 1000.0 / BIG_BLIND
+    rows, solves = [], 0
+    for hole, board, bot_seeds in deals_of(table, spec["seed"], spec["deals"],
+                                           spec["per_board"], 4, indices):
         deal_plain, deal_diff = 0.0, 0.0
         for seat in (0, 1):
             outcome = []
@@ -130,9 +206,10 @@ def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, ta
                 mine = np.random.default_rng(bot_seeds[2 * seat])
                 theirs = np.random.default_rng(bot_seeds[2 * seat + 1])
                 if resolving:
-                    me = ResolvingBot(bp, BIG_BLIND, mine, street=street, target=target,
-                                      max_iterations=max_iterations, menu=menu,
-                                      threads=threads, safe=safe, cache=cache)
+                    me = ResolvingBot(bp, BIG_BLIND, mine, street=spec["street"],
+                                      target=spec["target"],
+                                      max_iterations=spec["max_iterations"], menu=spec["menu"],
+                                      threads=spec["threads"], safe=spec["safe"], cache=cache)
                 else:
                     me = BlueprintBot(bp, BIG_BLIND, mine)
                 other = BlueprintBot(opponent, BIG_BLIND, theirs)
@@ -143,12 +220,5 @@ def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, ta
                     solves += me.solves
             deal_plain += outcome[0]
             deal_diff += outcome[0] - outcome[1]
-        plain.append(deal_plain / 2)
-        diff.append(deal_diff / 2)
-        if progress is not None:
-            progress(i + 1, deals, time.perf_counter() - start)
-    if per_board > 1:
-        plain, diff = group_means(plain, per_board), group_means(diff, per_board)
-    mean, ci = _mean_ci(plain)
-    dmean, dci = _mean_ci(diff)
-    return ResolveResult(mean, ci, dmean, dci, 2 * deals, solves, time.perf_counter() - start)
+        rows.append((deal_plain / 2, deal_diff / 2))
+    return rows, solves
