@@ -18,7 +18,7 @@ import numpy as np
 
 from holdem.analysis.bot import BlueprintBot, real_table
 from holdem.games.nlhe.rules import HandState
-from holdem.subgame.resolving import ResolvingBot
+from holdem.subgame.resolving import ResolvingBot, SolveCache
 
 BIG_BLIND = 100
 
@@ -110,8 +110,6 @@ def play_groups(work, spec, deals, per_board, processes=1, on_group=None):
     checkpoints under "bp" and "opponent" from their files once and keeps its own cache). A
     board's deals stay in one process, so its solutions are read from the cache as in one
     process, and solving is deterministic: the outputs are the same as in one process."""
-    from holdem.subgame.resolving import SolveCache
-
     groups = [range(g, min(deals, g + per_board)) for g in range(0, deals, per_board)]
     if processes <= 1:
         cache = SolveCache() if per_board > 1 else None
@@ -140,7 +138,6 @@ _PROCESS = {}        # in a process of play_groups: its spec (blueprints loaded)
 
 def _start_process(spec):
     from holdem.analysis.blueprint import Blueprint
-    from holdem.subgame.resolving import SolveCache
 
     loaded = {k: Blueprint.load(v) if k in ("bp", "opponent") and v is not None else v
               for k, v in spec.items()}
