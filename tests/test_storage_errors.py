@@ -117,12 +117,21 @@ def test_a_refused_shared_memory_file_raises_storage_error_and_leaves_none(tmp_p
 
 def limited(limit):
     """A train_blueprint command line whose process may write no file past ``limit`` bytes
-    (RLIMIT_FSIZE; Python ignores SIGXFSZ, so a write past it fails with EFBIG)."""
-    code = ("import resource, runpy, sys; "
-            f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, resource.RLIM_INFINITY)); "
-            "sys.argv[0] = 'train_blueprint'; "
-            "runpy.run_module('holdem.cli.train_blueprint', run_name='__main__')")
-    return [sys.executable, "-c", code]
+    (RLIMIT_FSIZE; Python ignores SIGXFSZ, so a write past it fails with EFBIG).
+
+    The limit is set in a child of a small relay, and the child's stdout and stderr are pipes
+    the relay copies out: the launcher's log files are files too, and a run that prints past
+    ``limit`` bytes (a slow machine takes more background checkpoints) must not lose its
+    last lines to the limit the test puts on checkpoints."""
+    run = ("import runpy, sys; sys.argv[0] = 'train_blueprint'; "
+           "runpy.run_module('holdem.cli.train_blueprint', run_name='__main__')")
+    code = ("import resource, subprocess, sys; "
+            "child = subprocess.run([sys.executable, '-c', sys.argv[1], *sys.argv[2:]], "
+            "capture_output=True, preexec_fn=lambda: resource.setrlimit("
+            f"resource.RLIMIT_FSIZE, ({limit}, resource.RLIM_INFINITY))); "
+            "sys.stdout.buffer.write(child.stdout); sys.stderr.buffer.write(child.stderr); "
+            "sys.exit(child.returncode)")
+    return [sys.executable, "-c", code, run]
 
 
 def test_a_run_whose_checkpoints_cannot_be_written_trains_on_then_exits_1(launch, tmp_path):
