@@ -308,6 +308,48 @@ def test_a_solve_cache_keeps_the_most_recently_used_solutions_within_its_byte_bu
         SolveCache(size=0)
 
 
+def test_a_smaller_cache_solves_again_what_it_let_go_with_the_same_result(bp):
+    """cache_bytes (eval_blueprint --resolve-cache-mb): a cache that keeps only the newest
+    solution solves again the spot a larger one reads; solving is deterministic, so the
+    result is the same."""
+    from holdem.subgame.match import _cache
+    from holdem.subgame.resolving import CACHE_BYTES
+
+    options = dict(street="river", deals=8, seed=4, target=5.0, max_iterations=20, per_board=8)
+    setting = LbrSetting.parse("fcpa:3-4")
+    large = resolve_lbr(bp, setting, **options)
+    small = resolve_lbr(bp, setting, cache_bytes=0, **options)
+    assert large.reused >= 1 and small.reused < large.reused
+    assert small.solves + small.reused == large.solves + large.reused
+    assert (small.mbb_per_hand, small.difference) == (large.mbb_per_hand, large.difference)
+    assert _cache({"per_board": 2}).max_bytes == CACHE_BYTES      # a process's cache
+    assert _cache({"per_board": 2, "cache_bytes": 5}).max_bytes == 5
+    assert _cache({"per_board": 1, "cache_bytes": 5}) is None
+
+
+def test_resolve_cache_mb_reaches_the_evaluation_in_bytes(hunl_run, monkeypatch):
+    from holdem.cli import eval_blueprint
+    from holdem.subgame import lbr
+    from holdem.subgame.resolving import CACHE_BYTES
+
+    seen = []
+
+    class Recorded(Exception):
+        pass
+
+    def record(bp, setting, **options):
+        seen.append(options["cache_bytes"])
+        raise Recorded
+
+    monkeypatch.setattr(lbr, "resolve_lbr", record)
+    base = ["--checkpoint", str(hunl_run), "--resolve", "turn", "--lbr", "fcpa:3-4",
+            "--resolve-per-board", "4"]
+    for extra in (["--resolve-cache-mb", "512"], ["--resolve-cache-mb", "0.5"], []):
+        with pytest.raises(Recorded):
+            eval_blueprint.main(base + extra)
+    assert seen == [512 << 20, 1 << 19, CACHE_BYTES]
+
+
 def test_intervals_over_few_groups_use_students_t():
     from holdem.subgame.match import _mean_ci, t95
 
@@ -360,6 +402,10 @@ def test_deals_per_board_share_the_board_and_deal_disjoint_hole_cards(bp):
 @pytest.mark.parametrize("args,message", [
     (["--lbr", "fcpa:3-4", "--resolve-per-board", "0"], "must be at least 1"),
     (["--lbr", "fcpa:3-4", "--resolve-processes", "0"], "must be at least 1"),
+    (["--lbr", "fcpa:3-4", "--resolve-per-board", "2", "--resolve-cache-mb", "-1"],
+     "--resolve-cache-mb must be at least 0"),
+    (["--lbr", "fcpa:3-4", "--resolve-cache-mb", "100"],
+     "--resolve-cache-mb applies to --resolve with --resolve-per-board above 1"),
 ])
 def test_resolve_per_board_is_refused_where_it_means_nothing(hunl_run, capsys, args, message):
     from holdem.cli import eval_blueprint

@@ -84,6 +84,11 @@ def build_parser():
                    help="--resolve: play the boards (the groups of deals that share one) on N "
                         "processes, each with its own solve cache and --threads threads; the "
                         "same result as one process, sooner (default 1)")
+    p.add_argument("--resolve-cache-mb", type=float, metavar="MIB",
+                   help="--resolve with --resolve-per-board above 1: each process keeps the "
+                        "most recently used solutions up to MIB mebibytes, and always the "
+                        "newest (a turn solution takes 27-95 MB, a river one 1-2; default "
+                        "2048)")
     p.add_argument("--resolve-safe", action="store_true",
                    help="--resolve: safe re-solving, the re-solve gadget (the opponent may take "
                         "its blueprint value per hand instead of entering the subgame), on the "
@@ -131,6 +136,11 @@ def main(argv=None):
         parser.error("--resolve-processes applies to --resolve (--lbr or --vs-checkpoint)")
     if args.resolve_processes < 1:
         parser.error("--resolve-processes must be at least 1")
+    if args.resolve_cache_mb is not None and (not args.resolve or args.resolve_per_board == 1):
+        parser.error("--resolve-cache-mb applies to --resolve with --resolve-per-board above 1 "
+                     "(independent deals meet no spot twice)")
+    if args.resolve_cache_mb is not None and not args.resolve_cache_mb >= 0:
+        parser.error("--resolve-cache-mb must be at least 0")
     if not args.resolve_target > 0 or args.resolve_iterations < 1:
         parser.error("--resolve-target must be above 0 and --resolve-iterations positive")
     if args.threads < 1:
@@ -296,6 +306,7 @@ def _resolve(args):
     from holdem.games import LINES
     from holdem.subgame.lbr import resolve_lbr
     from holdem.subgame.match import resolve_match
+    from holdem.subgame.resolving import CACHE_BYTES
 
     bp = Blueprint.load(args.checkpoint)
     opponent = Blueprint.load(args.vs_checkpoint) if args.vs_checkpoint else bp
@@ -319,7 +330,9 @@ def _resolve(args):
     options = dict(street=args.resolve, deals=deals, seed=args.seed,
                    stack=bp.game.rules.table.stack, target=args.resolve_target,
                    max_iterations=args.resolve_iterations, threads=args.threads,
-                   progress=progress, safe=args.resolve_safe, processes=args.resolve_processes)
+                   progress=progress, safe=args.resolve_safe, processes=args.resolve_processes,
+                   cache_bytes=CACHE_BYTES if args.resolve_cache_mb is None
+                   else int(args.resolve_cache_mb * (1 << 20)))
     if args.vs_checkpoint:
         result = resolve_match(bp, opponent, per_board=args.resolve_per_board, **options)
         name = opponent.checkpoint.path

@@ -37,7 +37,7 @@ from holdem.evaluator.kernels import rank7_batch_kernel
 from holdem.games.nlhe.records import Action, ActionKind
 from holdem.games.nlhe.rules import HandState
 from holdem.subgame.match import _mean_ci, deals_of, group_means, play_groups
-from holdem.subgame.resolving import ResolvingBot
+from holdem.subgame.resolving import CACHE_BYTES, ResolvingBot
 from holdem.subgame.solver import COMBOS
 
 BIG_BLIND = 100
@@ -243,16 +243,17 @@ class ResolveLbrResult:
 
 def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, target=0.5,
                 max_iterations=300, menu=None, threads=1, progress=None, safe=False,
-                per_board=1, processes=1):
+                per_board=1, processes=1, cache_bytes=CACHE_BYTES):
     """LBR with ``setting`` (an :class:`holdem.analysis.lbr.LbrSetting` acting from the turn)
     against ``bp`` re-solving from ``street``, and against ``bp`` alone on the same deals, the
     bot drawing from the same stream (so both play alike until the re-solved street).
 
     ``per_board`` > 1 deals the hands in groups that share a board: the bot meets the same
     public spot with the same ranges again within a group and reads the solution from a
-    :class:`SolveCache` instead of solving again (a turn solve takes seconds); the intervals
-    are then computed over the groups' means. ``processes`` > 1 plays the groups on that many
-    processes (:func:`holdem.subgame.match.play_groups`): the same result, sooner."""
+    :class:`SolveCache` (of ``cache_bytes``, per process) instead of solving again (a turn
+    solve takes seconds); the intervals are then computed over the groups' means.
+    ``processes`` > 1 plays the groups on that many processes
+    (:func:`holdem.subgame.match.play_groups`): the same result, sooner."""
     from holdem.analysis.lbr import ROUNDS
 
     first_round = ROUNDS[setting.rounds]
@@ -263,7 +264,7 @@ def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, targe
         raise ValueError(f"per_board must be at least 1, got {per_board}")
     spec = dict(bp=bp, setting=str(setting), street=street, deals=deals, seed=seed,
                 stack=stack, target=target, max_iterations=max_iterations, menu=menu,
-                threads=threads, safe=safe, per_board=per_board)
+                threads=threads, safe=safe, per_board=per_board, cache_bytes=cache_bytes)
     done, counts = {}, [0, 0]                  # group -> its deals' rows; solves, reused
     start = time.perf_counter()
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from holdem.analysis.bot import BlueprintBot, real_table
 from holdem.games.nlhe.rules import HandState
-from holdem.subgame.resolving import ResolvingBot, SolveCache
+from holdem.subgame.resolving import CACHE_BYTES, ResolvingBot, SolveCache
 
 BIG_BLIND = 100
 
@@ -104,7 +104,9 @@ def play_groups(work, spec, deals, per_board, processes=1, on_group=None):
     """Play ``deals`` deals in groups of ``per_board`` (a board each):
     ``work(spec, indices, cache)`` plays the deals ``indices`` with ``spec`` (its options; a
     Blueprint under "bp" and "opponent") and a :class:`SolveCache` (None when ``per_board`` is
-    1), and ``on_group(group, output)`` receives each group's output as it comes, in any order.
+    1; it keeps up to ``spec["cache_bytes"]`` bytes of solutions, default
+    :data:`~holdem.subgame.resolving.CACHE_BYTES`), and ``on_group(group, output)`` receives
+    each group's output as it comes, in any order.
 
     ``processes`` > 1 spreads the groups over that many processes (spawned; each loads the
     checkpoints under "bp" and "opponent" from their files once and keeps its own cache). A
@@ -112,7 +114,7 @@ def play_groups(work, spec, deals, per_board, processes=1, on_group=None):
     process, and solving is deterministic: the outputs are the same as in one process."""
     groups = [range(g, min(deals, g + per_board)) for g in range(0, deals, per_board)]
     if processes <= 1:
-        cache = SolveCache() if per_board > 1 else None
+        cache = _cache(spec)
         for k, indices in enumerate(groups):
             on_group(k, work(spec, indices, cache))
         return
@@ -141,7 +143,14 @@ def _start_process(spec):
 
     loaded = {k: Blueprint.load(v) if k in ("bp", "opponent") and v is not None else v
               for k, v in spec.items()}
-    _PROCESS.update(spec=loaded, cache=SolveCache() if spec["per_board"] > 1 else None)
+    _PROCESS.update(spec=loaded, cache=_cache(spec))
+
+
+def _cache(spec):
+    """The solve cache of one process of :func:`play_groups` (None for independent deals)."""
+    if spec["per_board"] <= 1:
+        return None
+    return SolveCache(max_bytes=spec.get("cache_bytes", CACHE_BYTES))
 
 
 def _play_in_process(work, indices):
@@ -157,17 +166,17 @@ def group_means(values, per_board):
 
 def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, target=0.5,
                   max_iterations=300, menu=None, threads=1, progress=None, safe=False,
-                  per_board=1, processes=1):
+                  per_board=1, processes=1, cache_bytes=CACHE_BYTES):
     """Play ``deals`` duplicate deals (module docstring); ``opponent`` is a Blueprint.
     ``per_board`` > 1: groups of deals share a board, the bots share a
-    :class:`~holdem.subgame.resolving.SolveCache`, and the intervals are over the groups (as in
-    :func:`holdem.subgame.lbr.resolve_lbr`). ``processes``: see :func:`play_groups` (the same
-    result, sooner)."""
+    :class:`~holdem.subgame.resolving.SolveCache` of ``cache_bytes`` (per process), and the
+    intervals are over the groups (as in :func:`holdem.subgame.lbr.resolve_lbr`).
+    ``processes``: see :func:`play_groups` (the same result, sooner)."""
     if per_board < 1:
         raise ValueError(f"per_board must be at least 1, got {per_board}")
     spec = dict(bp=bp, opponent=opponent, street=street, deals=deals, seed=seed, stack=stack,
                 target=target, max_iterations=max_iterations, menu=menu, threads=threads,
-                safe=safe, per_board=per_board)
+                safe=safe, per_board=per_board, cache_bytes=cache_bytes)
     done, solves = {}, 0
     start = time.perf_counter()
 
