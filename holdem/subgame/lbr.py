@@ -260,8 +260,6 @@ def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, targe
     if first_round < 2 or setting.actions == "abstract":
         raise ValueError(f"LBR against a re-solving bot acts from the turn on with fc, fcpa or "
                          f"56 (3-4 settings), not {setting}")
-    if per_board < 1:
-        raise ValueError(f"per_board must be at least 1, got {per_board}")
     spec = dict(bp=bp, setting=str(setting), street=street, deals=deals, seed=seed,
                 stack=stack, target=target, max_iterations=max_iterations, menu=menu,
                 threads=threads, safe=safe, per_board=per_board, cache_bytes=cache_bytes)

@@ -112,6 +112,8 @@ def play_groups(work, spec, deals, per_board, processes=1, on_group=None):
     checkpoints under "bp" and "opponent" from their files once and keeps its own cache). A
     board's deals stay in one process, so its solutions are read from the cache as in one
     process, and solving is deterministic: the outputs are the same as in one process."""
+    if per_board < 1:
+        raise ValueError(f"per_board must be at least 1, got {per_board}")
     groups = [range(g, min(deals, g + per_board)) for g in range(0, deals, per_board)]
     if processes <= 1:
         cache = _cache(spec)
@@ -172,8 +174,6 @@ def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, ta
     :class:`~holdem.subgame.resolving.SolveCache` of ``cache_bytes`` (per process), and the
     intervals are over the groups (as in :func:`holdem.subgame.lbr.resolve_lbr`).
     ``processes``: see :func:`play_groups` (the same result, sooner)."""
-    if per_board < 1:
-        raise ValueError(f"per_board must be at least 1, got {per_board}")
     spec = dict(bp=bp, opponent=opponent, street=street, deals=deals, seed=seed, stack=stack,
                 target=target, max_iterations=max_iterations, menu=menu, threads=threads,
                 safe=safe, per_board=per_board, cache_bytes=cache_bytes)
