@@ -165,9 +165,15 @@ def _spot_from_ranges(parser, args, board):
     missing = [f"--{f}" for f in ("oop", "ip", "pot", "stack") if getattr(args, f) is None]
     if missing:
         parser.error(f"the spot needs {', '.join(missing)} (or --checkpoint PATH --line LINE)")
+    if args.stack == 0:
+        parser.error("argument --stack: 0 chips behind: both players are all in, there is "
+                     "nothing to decide (give the chips behind each player, above 0)")
     oop = _range(parser, "--oop", args.oop, board)
     ip = _range(parser, "--ip", args.ip, board)
-    spot = Spot.make(board, oop, ip, args.pot, args.stack, menu=_menu(args, BetMenu()))
+    try:
+        spot = Spot.make(board, oop, ip, args.pot, args.stack, menu=_menu(args, BetMenu()))
+    except ValueError as exc:
+        parser.error(f"arguments --oop, --ip: {exc}")
     return spot, []
 
 

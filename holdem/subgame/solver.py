@@ -97,6 +97,9 @@ class Spot:
             if not r.any():
                 raise ValueError(f"{name} range: no combo left with weight above 0 on "
                                  f"{describe_cards(board)}")
+        if not _has_deal(*ranges):
+            raise ValueError(f"no deal: on {describe_cards(board)} every oop combo shares a "
+                             f"card with every ip combo")
         if not float(pot) > 0 or not float(stack) >= 0:
             raise ValueError(f"the pot must be above 0 and the stack 0 or more, got pot {pot}, "
                              f"stack {stack}")
@@ -105,6 +108,16 @@ class Spot:
     @property
     def street(self):
         return TURN if len(self.board) == 4 else RIVER
+
+
+def _has_deal(oop, ip):
+    """Whether some combo of ``oop`` and some of ``ip`` (float64[1326] weights) share no card.
+    An oop combo {a, b} meets count(a) + count(b) - [{a, b} in ip] of the ip combos, where
+    count(c) is the number of ip combos holding card c."""
+    held = ip > 0
+    count = np.bincount(COMBOS[held].ravel(), minlength=52)
+    meets = count[COMBOS[:, 0]] + count[COMBOS[:, 1]] - held
+    return bool((meets[oop > 0] < held.sum()).any())
 
 
 def _strengths(board, cards):
