@@ -23,12 +23,14 @@ class CheckpointWriter:
     """Writes checkpoints in a background thread so training goes on while the file is written.
 
     The caller hands over a snapshot (copies), so the store may change meanwhile. At most one
-    write is in flight; :meth:`wait` joins it and re-raises its error.
+    write is in flight; :meth:`wait` joins it and re-raises its error. ``previous``: the
+    checkpoint the run resumed from, named as the newest until this writer writes one.
     """
 
-    def __init__(self, directory, keep):
+    def __init__(self, directory, keep, previous=None):
         self.directory = Path(directory)
         self.keep = keep
+        self.previous = previous        # the checkpoint the run resumed from, if any
         self._thread = None
         self._error = None              # (path, exception) of the last write, until wait()
         self.last_path = None
@@ -68,7 +70,7 @@ class CheckpointWriter:
         (path, err), self._error = self._error, None
         if not isinstance(err, OSError):
             raise err
-        newest = self.last_path.name if self.last_path is not None else "none written yet"
+        newest = self._newest()
         if final:
             raise StorageError(f"could not write checkpoint {path}: {os_cause(err)} (newest "
                                f"checkpoint: {newest})") from err
@@ -76,3 +78,12 @@ class CheckpointWriter:
         log(f"warning: could not write checkpoint {path.name}: {os_cause(err)}; the newest "
             f"checkpoint is {newest} and the next snapshot tries again"
             + (f" ({self.failed} failed in a row)" if self.failed > 1 else ""))
+
+    def _newest(self):
+        """The newest checkpoint that holds the run, as a refused write names it."""
+        if self.last_path is not None:
+            return self.last_path.name
+        if self.previous is not None:
+            return f"{self.previous} (resumed from; none written by this invocation)"
+        found = ckpt.list_checkpoints(self.directory)
+        return found[-1].name if found else "none written yet"

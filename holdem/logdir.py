@@ -8,11 +8,26 @@ loop (:mod:`holdem.training`) holds one from start to end.
 
 import fcntl
 import os
+import tempfile
 from pathlib import Path
 
 from holdem import checkpoint as ckpt
-from holdem.fileio import describing
+from holdem.fileio import describing, os_cause
 from holdem.metrics import log
+
+
+def _check_writable(directory, what, logdir):
+    """Raise :class:`holdem.checkpoint.LogdirError` naming ``directory`` unless a file can be
+    created and removed there (a permission, an immutable or read-only directory): asked before
+    a run trains, not found out when its first checkpoint is refused."""
+    try:
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".holdem-write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ckpt.LogdirError(
+            f"logdir {logdir}: cannot write {what} in {directory}: {os_cause(exc)}; nothing "
+            "was trained (give a --logdir this user can write to)") from None
 
 
 def _missing_dirs(directory):
@@ -29,7 +44,9 @@ class LogdirLease:
     """A run's hold on its logdir, from start to end.
 
     It creates ``logdir/checkpoints/`` and locks it (a second process training into the same
-    logdir is refused), and checks that the logdir holds no other run
+    logdir is refused), checks that a file can be written there (and in the logdir itself for
+    ``tensorboard`` event files), so an unwritable logdir stops a run before it trains, and
+    checks that the logdir holds no other run
     (:func:`holdem.checkpoint.claim_logdir`); with ``overwrite`` the other run's files are
     deleted by :meth:`clear_stale`, which the run calls only once it has started (a run that
     fails to start deletes nothing). A run that fails before writing a checkpoint removes the
@@ -37,7 +54,8 @@ class LogdirLease:
     so failed runs leave no empty logdirs behind.
     """
 
-    def __init__(self, logdir, resume_path=None, overwrite=False, damaged=()):
+    def __init__(self, logdir, resume_path=None, overwrite=False, damaged=(),
+                 tensorboard=False):
         self.logdir = Path(logdir)
         self.directory = ckpt.checkpoint_dir(logdir)
         self._made = _missing_dirs(self.directory.absolute())
@@ -58,6 +76,10 @@ class LogdirLease:
         try:
             self.stale, self.superseded = ckpt.claim_logdir(logdir, resume_path, overwrite,
                                                             damaged)
+            _check_writable(self.directory, "checkpoints", logdir)
+            if tensorboard or any(p.parent == self.logdir for p in self.stale):
+                _check_writable(self.logdir, "TensorBoard events" if tensorboard else "files",
+                                logdir)
         except BaseException:
             self.release(failed=True)
             raise

@@ -191,7 +191,8 @@ class Run:
         else:
             self.game, _ = game_of_checkpoint(checkpoint, config)
         self.lease = LogdirLease(logdir, resume_path, overwrite,
-                                 damaged=[path for path, _ in damaged])
+                                 damaged=[path for path, _ in damaged],
+                                 tensorboard=tc.tensorboard)
         self.directory = self.lease.directory
         self.resume_path = resume_path
         self.executor = self.monitor = self.writer = None
@@ -275,7 +276,8 @@ class Run:
             self.lease.clear_stale()
             self.monitor = RunMonitor(self.config, self.logdir, self.game, self.progress,
                                       start_iterations=self.start_iterations)
-            self.writer = CheckpointWriter(self.directory, tc.keep_checkpoints)
+            self.writer = CheckpointWriter(self.directory, tc.keep_checkpoints,
+                                           previous=self.resume_path)
             stop.training = True
             try:
                 executor.start(self.view, stop)

@@ -3,6 +3,7 @@ holds another run (unless it continues it or --overwrite replaces it), commands 
 load its newest checkpoint and say which, failed runs leave nothing behind, and files get the
 umask's permissions."""
 
+import contextlib
 import os
 import re
 import shutil
@@ -264,3 +265,61 @@ def test_exported_and_checkpoint_files_get_the_umask_permissions(tmp_path):
         os.umask(old)
     for path in (done_fields(proc.stdout)[-1], out):
         assert stat.S_IMODE(path.stat().st_mode) == 0o640, path
+
+
+# -- a logdir the run cannot write is refused before it trains --------------------------------
+@contextlib.contextmanager
+def unwritable(directory):
+    """``directory`` made unwritable for this process (mode 0o555, or immutable for root, whom
+    modes do not stop); the test is skipped where neither takes hold."""
+    directory = Path(directory)
+    mode = directory.stat().st_mode
+    immutable = os.geteuid() == 0
+    if immutable:
+        made = subprocess.run(["chattr", "+i", str(directory)], capture_output=True)
+        if made.returncode != 0:
+            pytest.skip("cannot make a directory unwritable here (chattr +i refused)")
+    else:
+        directory.chmod(0o555)
+    try:
+        yield directory
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(directory)], check=True)
+        else:
+            directory.chmod(mode)
+
+
+def test_resuming_into_an_unwritable_logdir_is_refused_before_training_naming_it(tmp_path):
+    logdir = tmp_path / "run"
+    run("train_blueprint", "--game", "kuhn", "--iters", 2000, "--logdir", logdir, "--quiet")
+    before = contents(logdir)
+    directory = ckpt.checkpoint_dir(logdir)
+    with unwritable(directory):
+        proc = run("train_blueprint", "--iters", 4000, "--logdir", logdir, "--resume-from",
+                   logdir, check=False)
+    refused(proc, f"logdir {logdir}: cannot write checkpoints in {directory}: [Errno",
+            "nothing was trained")
+    assert contents(logdir) == before
+
+
+class SpyExecutor(InProcessExecutor):
+    """Records whether the run got as far as compiling."""
+
+    prepared = False
+
+    def prepare(self, view):
+        SpyExecutor.prepared = True
+        return super().prepare(view)
+
+
+def test_tensorboard_into_an_unwritable_logdir_is_refused_before_compiling(tmp_path, kuhn):
+    config = config_mod.with_overrides(config_mod.default_for_game("kuhn"),
+                                       train={"iters": 1000, "tensorboard": True})
+    logdir = tmp_path / "run"
+    ckpt.checkpoint_dir(logdir).mkdir(parents=True)     # checkpoints writable, logdir not
+    with unwritable(logdir):
+        with pytest.raises(ckpt.LogdirError, match=f"cannot write TensorBoard events in "
+                           f"{logdir}"):
+            train(config, logdir, progress=False, executor=SpyExecutor(kuhn, config))
+    assert not SpyExecutor.prepared and not events(logdir)

@@ -71,6 +71,21 @@ def test_a_refused_final_write_raises_storage_error_naming_the_file(tmp_path, mo
     assert list(tmp_path.iterdir()) == []       # no temporary file either
 
 
+def test_a_refused_final_write_of_a_resumed_run_names_the_checkpoint_that_holds_it(
+        tmp_path, monkeypatch):
+    """A resumed invocation that writes nothing: the checkpoint it resumed from holds the run,
+    in its own logdir or another one; never "none written yet"."""
+    first = CheckpointWriter(tmp_path, keep=3).submit(10, HEADER, arrays(), background=False)
+    other = tmp_path / "other"
+    refuse(monkeypatch)
+    for writer, named in [(CheckpointWriter(tmp_path, keep=3), first.name),
+                          (CheckpointWriter(other, keep=3, previous=first), str(first))]:
+        with pytest.raises(StorageError) as info:
+            writer.submit(20, HEADER, arrays(), background=False)
+        assert f"(newest checkpoint: {named}" in str(info.value)
+        assert "none written yet" not in str(info.value)
+
+
 def test_an_error_that_is_not_the_machines_is_still_raised(tmp_path, monkeypatch):
     writer = CheckpointWriter(tmp_path, keep=3)
 
