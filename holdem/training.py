@@ -53,7 +53,7 @@ COMPILE_SECONDS = {"nlhe": {False: 12, True: 16}, "small": {False: 16, True: 18}
 the quiet 2-core development machine: No-Limit Hold'em 12.4 s and 16.3 s to 'kernels ready'
 with configs/hunl_default.yaml; Kuhn and Leduc, whose tree-game kernels take 1.2-1.3x NLHE's
 compile time in-process and 1.1x with workers, measured side by side on the loaded machine
-(README, Performance)."""
+(docs/performance.md)."""
 
 
 def compile_estimate(game, in_background):

@@ -15,7 +15,8 @@ strategy look-ups, buckets, playing the hands).
 same deals (both runs draw their cards from streams of their own) and prints what LBR's own
 decisions add to it, with the interval of the deal-by-deal difference: with ``3-4`` settings
 the part of LBR's winnings won on the turn and river, apart from how much the blueprint wins
-from a calling station on the first two streets (README: Strength).
+from a calling station on the first two streets
+(docs/evaluation.md#strength-heads-up-on-the-fields-yardstick).
 """
 
 import argparse

@@ -42,8 +42,8 @@ of 116,000 rows per flush, 56% of the store's infosets. Nor is it the worker's c
 ``--self-delta`` (same day, ``--flushes 5000,50``) that kernel on one store kept 0.998 and
 0.951 of the in-process rate where the worker ran at 0.775 and 0.838 -- it is the second
 store's memory. A one-iteration flush (``--flushes 1``) shows a flush's fixed cost: 117-120 us
-with its iteration (about 90 us beyond it). Issue 38; docs/parallel.md, Where it still falls
-short.
+with its iteration (about 90 us beyond it). Issue 38; docs/parallel.md#parallel-training-1
+(where it still falls short).
 """
 
 import argparse

@@ -132,7 +132,7 @@ def lookahead2_value(m, seat_a, node, sigma, scratch):
     :func:`checkdown_value` -- and a terminal's payoff wherever a terminal comes first. Unlike
     checking down it counts those players' folds. The two levels are two nested loops, since
     kernels stay iterative. Each level costs a store lookup per action and narrows the
-    intervals further (README: Performance has the figures for none, one and two)."""
+    intervals further (docs/performance.md has the figures for none, one and two)."""
     tree = m.tree
     if tree.kind[node] != DECISION:
         return terminal_utility(tree, node, seat_a, m.strength)

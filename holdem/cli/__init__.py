@@ -1,4 +1,4 @@
-"""The command-line tools: ``python -m holdem.cli.NAME`` (see README: Commands).
+"""The command-line tools: ``python -m holdem.cli.NAME`` (every flag: docs/commands.md).
 
 Ctrl-C ends a command with one line, ``python -m holdem.cli.NAME: interrupted``, and exit status
 130, whenever it comes. While a command's ``main`` runs, :func:`holdem.cli.common.run_main` sees

@@ -67,7 +67,7 @@ def build_parser():
     p.add_argument("--resolve", choices=("turn", "river"),
                    help="--vs-checkpoint, --lbr: the checkpoint plays as a re-solving bot, its "
                         "blueprint until this street and a subgame solved with exact cards "
-                        "from there (README: Solve a spot); prints its result and the "
+                        "from there (docs/studying.md#re-solving-bot); prints its result and the "
                         "blueprint alone's on the same deals and draws, and their difference. "
                         "--lbr then takes the 3-4 settings (fc:3-4, fcpa:3-4, 56:3-4)")
     p.add_argument("--resolve-target", type=float, default=0.5, metavar="PCT",

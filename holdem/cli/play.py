@@ -260,7 +260,7 @@ class PlaySession:
 
     def line_text(self, state):
         """The hand's betting line as the bot's tree read it, in the notation ``--spot``,
-        ``Blueprint.query`` and the charts take (README: Betting lines)."""
+        ``Blueprint.query`` and the charts take (docs/glossary.md#games-and-abstraction: line)."""
         try:
             labels, _ = self.bot.translate(state)
         except ValueError as exc:
@@ -289,10 +289,11 @@ def build_parser():
     p.add_argument("--resolve", choices=("turn", "river"),
                    help="the bot plays its blueprint until this street, then solves the rest "
                         "of the hand with exact cards from both players' ranges, re-solving "
-                        "when you bet a size its tree lacks (README: Solve a spot); a river "
-                        "solve takes a fraction of a second, a turn solve several seconds")
+                        "when you bet a size its tree lacks (docs/studying.md#re-solving-bot); "
+                        "a river solve takes a fraction of a second, a turn solve several "
+                        "seconds")
     p.add_argument("--resolve-safe", action="store_true",
-                   help="with --resolve river: safe re-solving (README: Solve a spot)")
+                   help="with --resolve river: safe re-solving (docs/studying.md#re-solving-bot)")
     p.add_argument("--history", metavar="FILE",
                    help="write every finished hand (both players' cards, the board, actions, "
                         "final stacks) to FILE in the Poker Hand History format, one table per "

@@ -22,7 +22,8 @@ def build_parser():
     p.add_argument("--game", choices=registry.names_with_defaults(),
                    help="small game to train with the defaults of configs/GAME.yaml "
                         "(No-Limit Hold'em: --config configs/hunl_default.yaml)")
-    p.add_argument("--config", metavar="FILE", help="YAML config (see README: Configuration)")
+    p.add_argument("--config", metavar="FILE",
+                   help="YAML config (every key: docs/configuration.md#configuration)")
     p.add_argument("--iters", type=non_negative_int, metavar="N",
                    help="total iterations of the run (resumed iterations count)")
     p.add_argument("--time-budget", type=positive_float, metavar="SECONDS",

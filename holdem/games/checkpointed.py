@@ -6,8 +6,8 @@ checks it against the checkpoint: with a ``config`` (a resumed run), that the co
 same game with the same abstraction; without one (analysis), the stored config is used, and when
 the bucket file at its path has changed (a new default was shipped there), a ``.buckets`` file
 beside it with the recorded sha256 is used instead (e.g. the old default rebuilt under another
-name: README, Card abstraction). Problems raise :class:`holdem.checkpoint.CheckpointError`
-naming the checkpoint and the field.
+name: docs/configuration.md#abstractions-no-limit-holdem). Problems raise
+:class:`holdem.checkpoint.CheckpointError` naming the checkpoint and the field.
 """
 
 import dataclasses

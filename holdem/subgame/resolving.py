@@ -13,8 +13,8 @@ size added to the tree, when the opponent bets or raises an amount the tree lack
 Safety: this is *unsafe* re-solving (Ganzfried & Sandholm 2015; Brown & Sandholm 2017 call it
 "unsafe subgame solving"): the opponent's range is taken from the model (the blueprint, then the
 solution) and nothing keeps the opponent from doing better against the new strategy than it
-did against the blueprint. It is the cheapest technique and what the measurements in README
-(Solve a spot: re-solving bot) are for; where a range is empty (an opponent who took an action
+did against the blueprint. It is the cheapest technique and what the measurements in
+docs/studying.md#re-solving-bot are for; where a range is empty (an opponent who took an action
 the model gives no weight) the bot falls back to the blueprint.
 """
 
@@ -34,7 +34,7 @@ STREETS = {"turn": TURN, "river": RIVER}
 # or raises a street. A turn subgame holds a river subtree per card for every line that sees
 # the river, so its size multiplies with the menu's: the river menu's half-pot bets and an
 # uncapped raise war made 25,000-40,000-node trees that took 60-120 s to solve on two cores
-# (docs/studying.md: Re-solving bot); this one has 4,000-11,000 nodes. The river, solved again
+# (docs/studying.md#re-solving-bot); this one has 4,000-11,000 nodes. The river, solved again
 # when its card comes, keeps the full default menu (BetMenu()).
 TURN_MENU = BetMenu.uniform(bets=(1.0,), raises=(1.0,), all_in=True, max_raises=3)
 CACHE_BYTES = 2 << 30        # what a SolveCache keeps by default: two GiB of solutions
