@@ -345,3 +345,22 @@ def test_cli_subprocess(runs):
     bad = run("--checkpoint", str(runs[0]), "--line", "r9b")
     assert bad.returncode == 2 and "not an action here" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_cli_refuses_to_compare_blueprints_of_different_games(runs, tmp_path, capsys):
+    """A six-max checkpoint against a heads-up one: its seats are not the heads-up seats (it was
+    charted as "small blind (button)"), so the command says which settings differ, exit 2."""
+    from holdem.cli.common import run_main
+
+    cfg = config_mod.load(ROOT / "configs" / "6max.yaml")
+    six = tmp_path / "6max" / "checkpoints" / "ckpt-000000000000.ckpt"
+    save_solver(Solver(make_game(cfg), cfg), six)
+    with pytest.raises(SystemExit) as exit_:
+        run_main(charts_cli.main, ["--checkpoint", str(runs[0]), "--compare", str(six),
+                                   "--no-color"])
+    assert exit_.value.code == 2
+    out, err = capsys.readouterr()
+    error = err.strip().splitlines()[-1]
+    assert out == "" and error.startswith("python -m holdem.cli.charts: error: argument "
+                                          f"--compare: {six} is another game than ")
+    assert "num_players 6 (against 2)" in error

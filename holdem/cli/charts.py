@@ -50,20 +50,38 @@ COMPILE_SECONDS = 10
 cache."""
 
 
+def game_difference(first, second):
+    """How the games of two Blueprints differ (``""`` when they are the same game: players,
+    stacks, blinds and ante; the card and action abstractions may differ), for a one-line
+    error."""
+    from dataclasses import asdict
+
+    a, b = asdict(first.config.game), asdict(second.config.game)
+    changed = [f"{key} {b[key]} (against {a[key]})" for key in a
+               if key != "buckets" and a.get(key) != b.get(key)]
+    return ", ".join(changed)
+
+
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
     from holdem.metrics import compile_notice
 
+    bp = Blueprint.load(args.checkpoint)
+    other = Blueprint.load(args.compare) if args.compare else None
+    if other is not None and game_difference(bp, other):
+        parser.error(f"argument --compare: {other.checkpoint.path} is another game than "
+                     f"{bp.checkpoint.path}: {game_difference(bp, other)}; charts compare "
+                     "two blueprints of the same game")
     try:
         with compile_notice(COMPILE_SECONDS):
-            chart = range_chart(Blueprint.load(args.checkpoint), args.line,
-                                average=not args.current, board=args.board)
+            chart = range_chart(bp, args.line, average=not args.current, board=args.board)
         result = chart
-        if args.compare:
-            result = compare(chart, range_chart(Blueprint.load(args.compare), chart.line,
-                                                average=not args.current, board=args.board))
+        if other is not None:
+            result = compare(chart, range_chart(other, chart.line, average=not args.current,
+                                                board=args.board))
         if args.png:
             pyplot()                                    # fail before writing anything
     except ChartError as exc:
