@@ -38,18 +38,20 @@ def make_card(rank, suit):
 
 
 def _parse_token(token, text):
-    if len(token) != 2 or token[0] not in RANK_CHARS or token[1] not in SUIT_CHARS:
+    rank, suit = (token[0].upper(), token[1].lower()) if len(token) == 2 else ("", "")
+    if not (rank and rank in RANK_CHARS and suit in SUIT_CHARS):     # either case: "as", "AS"
         raise ValueError(
             f"bad card {token!r} in {text!r}: a card is a rank from {RANK_CHARS!r} followed by "
             f"a suit from {SUIT_CHARS!r}, e.g. 'As' or 'Td'")
-    return make_card(RANK_CHARS.index(token[0]), SUIT_CHARS.index(token[1]))
+    return make_card(RANK_CHARS.index(rank), SUIT_CHARS.index(suit))
 
 
 def parse(text):
     """Cards from text such as ``"As Kd 7c"`` or ``"AsKd7c"`` -> 1-D ``CARD_DTYPE`` array.
 
-    Whitespace between cards is optional. Repeated cards are returned as given (the evaluator
-    rejects them). Raises ValueError naming the first bad token.
+    Whitespace between cards is optional, and case does not matter (``"as kd"``). Repeated
+    cards are returned as given (the evaluator rejects them). Raises ValueError naming the
+    first bad token.
     """
     if not isinstance(text, str):
         raise TypeError(f"parse expects a str, got {type(text).__name__}")

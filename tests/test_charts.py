@@ -341,7 +341,7 @@ def test_cli_subprocess(runs):
     assert "--compare" in run("--help").stdout
     proc = run("--checkpoint", str(runs[0]), "--line", "r2.5b")
     assert proc.returncode == 0, proc.stderr
-    assert "\x1b[48;2;" in proc.stdout and "big blind after r2.5b" in proc.stdout
+    assert "\x1b" not in proc.stdout and "big blind after r2.5b" in proc.stdout   # a pipe
     bad = run("--checkpoint", str(runs[0]), "--line", "r9b")
     assert bad.returncode == 2 and "not an action here" in bad.stderr
     assert "Traceback" not in bad.stderr
@@ -364,3 +364,19 @@ def test_cli_refuses_to_compare_blueprints_of_different_games(runs, tmp_path, ca
     assert out == "" and error.startswith("python -m holdem.cli.charts: error: argument "
                                           f"--compare: {six} is another game than ")
     assert "num_players 6 (against 2)" in error
+
+
+@pytest.mark.parametrize("tty, env, coloured", [(True, {}, True), (False, {}, False),
+                                                (True, {"NO_COLOR": "1"}, False),
+                                                (True, {"NO_COLOR": ""}, True)])
+def test_terminal_colour_only_on_a_terminal_without_no_color(runs, capsys, monkeypatch, tty, env,
+                                                              coloured):
+    from holdem.cli.common import run_main
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    assert run_main(charts_cli.main, ["--checkpoint", str(runs[0])]) == 0
+    out = capsys.readouterr().out
+    assert ("\x1b[48;2;" in out) == coloured and "AKs" in out

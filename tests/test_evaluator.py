@@ -131,12 +131,16 @@ def test_parse_format_round_trip():
     assert parse("As").dtype == np.int8
 
 
-@pytest.mark.parametrize("text, token", [("Xs", "Xs"), ("As as", "as"), ("AS", "AS"),
-                                         ("As Kx", "Kx"), ("AsK", "K"), ("10s", "10"),
-                                         ("As, Kd", ",")])
+@pytest.mark.parametrize("text, token", [("Xs", "Xs"), ("xs", "xs"), ("As Kx", "Kx"),
+                                         ("AsK", "K"), ("10s", "10"), ("As, Kd", ",")])
 def test_parse_errors_name_the_token(text, token):
     with pytest.raises(ValueError, match=repr(token)):
         parse(text)
+
+
+def test_cards_are_read_in_either_case():
+    assert parse("as kd 7C").tolist() == parse("AS KD 7c").tolist() == [51, 45, 20]
+    assert card_tuple("tdTh", "board") == card_tuple("Td Th")
 
 
 def test_people_pass_cards_as_text_and_errors_name_them_as_text():

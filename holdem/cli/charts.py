@@ -41,7 +41,9 @@ def build_parser():
                    help="second checkpoint: chart the change from PATH to PATH2")
     p.add_argument("--current", action="store_true",
                    help="the current (regret-matching) strategy instead of the average")
-    p.add_argument("--no-color", action="store_true", help="plain-text terminal grid")
+    p.add_argument("--no-color", action="store_true",
+                   help="plain-text terminal grid (the default when stdout is not a terminal "
+                   "or NO_COLOR is set)")
     return p
 
 
@@ -95,7 +97,9 @@ def main(argv=None):
         save_png(result, args.png)
         print(f"wrote {args.png}")
     if not (args.html or args.png):
-        color = not args.no_color and "NO_COLOR" not in os.environ
+        # colour codes only for a terminal (not into a pipe or a file), and never with
+        # NO_COLOR set to anything (no-color.org)
+        color = not args.no_color and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
         print(format_terminal_comparison(result, color) if args.compare
               else format_terminal(result, color))
     return 0
