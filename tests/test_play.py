@@ -141,14 +141,27 @@ def test_illegal_and_unknown_input_reprompts(bp):
     game, out = _game(bp, ["k", "r 50", "r 20000", "xyz", "?", "p", "c"] + ["c"] * 30 + ["q"])
     game.play(2)
     text = "\n".join(out)
-    assert "Illegal: player 0 cannot check" in text
-    assert "below the minimum raise to 200" in text and "more than player 0's all-in" in text
+    assert "Illegal: you cannot check" in text and "Illegal: player" not in text
+    assert "below the minimum raise to 200" in text and "more than your all-in" in text
     assert "unknown command 'xyz'" in text
     assert "legal: f (fold), c (call 50), r (raise to 200..10000), a (all-in: 10000)" in text
     assert "bot probabilities on" in text
     assert out.count("hand 1, your action (? for help): ") >= 7          # asked again each time
     assert text.count("Result: you ") == 2 and game.hands == 2
     assert "Final: " in out[-1] and "over 2 hands" in out[-1]
+
+
+def test_rules_messages_are_said_to_you():
+    from holdem.cli.play import to_you
+
+    assert to_you("player 1 cannot raise: the betting was not reopened (it rose by 50 since "
+                  "they acted, less than a full raise of 100); they may only call or fold", 1) \
+        == ("you cannot raise: the betting was not reopened (it rose by 50 since you acted, "
+            "less than a full raise of 100); you may only call or fold")
+    assert to_you("player 0 cannot bet: their stack only covers a call", 0) == \
+        "you cannot bet: your stack only covers a call"
+    assert to_you("raise to 9 is more than player 2's all-in total of 8", 2) == \
+        "raise to 9 is more than your all-in total of 8"
 
 
 def test_same_seed_same_game_and_eof_stops_cleanly(bp):
@@ -200,7 +213,7 @@ def test_cli_shows_how_the_bot_reads_an_off_tree_bet(hunl_run):
 def test_cli_illegal_action_and_quit(hunl_run):
     proc = _cli("--checkpoint", str(hunl_run), "--seed", "1", stdin="k\nq\n")
     assert proc.returncode == 0, proc.stderr
-    assert "Illegal: player 0 cannot check" in proc.stdout
+    assert "Illegal: you cannot check" in proc.stdout
     assert proc.stdout.count("your action (? for help):") == 2
     assert "Quit (hand 1 not counted)." in proc.stdout and "Traceback" not in proc.stderr
     eof = _cli("--checkpoint", str(hunl_run), "--seed", "1", "--show-probs")

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from holdem.cli.common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, output_file, run_main
 from holdem.fileio import atomic_open
 
 
@@ -69,7 +69,8 @@ def build_parser():
     p.add_argument("--kmeans-sample", type=_bounded_int(100, 10 ** 8), default=d.kmeans_sample,
                    metavar="N", help="emd: canonical hands per street the k-means is fitted "
                    "on; then every hand goes to its nearest centre (default %(default)s)")
-    p.add_argument("--out", required=True, metavar="FILE", help="bucket file to write")
+    p.add_argument("--out", required=True, metavar="FILE", type=output_file,
+                   help="bucket file to write")
     p.add_argument("--preflop-samples", type=_bounded_int(1, 10 ** 9),
                    default=d.preflop_samples, metavar="N",
                    help="Monte Carlo deals per preflop class (default %(default)s)")

@@ -15,7 +15,7 @@ import sys
 from holdem.analysis.charts import (ChartError, compare, comparison_to_html, format_terminal,
                                     format_terminal_comparison, pyplot, range_chart, save_png,
                                     to_html)
-from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
+from holdem.cli.common import ArgumentParser, checkpoint_file, output_file, run_main
 from holdem.fileio import atomic_open
 
 
@@ -35,8 +35,10 @@ def build_parser():
                    help='the board for a decision after the flop, e.g. "Ah Kd 7c" (3, 4 or 5 '
                    'cards, as the line\'s street needs); each cell then mixes its combos by '
                    'how often the player holds them there')
-    p.add_argument("--html", metavar="OUT.html", help="write a self-contained HTML page")
-    p.add_argument("--png", metavar="OUT.png", help="write a PNG (needs matplotlib)")
+    p.add_argument("--html", metavar="OUT.html", type=output_file,
+                   help="write a self-contained HTML page")
+    p.add_argument("--png", metavar="OUT.png", type=output_file,
+                   help="write a PNG (needs matplotlib)")
     p.add_argument("--compare", metavar="PATH2", type=checkpoint_file,
                    help="second checkpoint: chart the change from PATH to PATH2")
     p.add_argument("--current", action="store_true",

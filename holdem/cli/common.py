@@ -89,6 +89,30 @@ def _run(main, argv, prog):
     return 0 if code is None else code
 
 
+def output_file(text):
+    """argparse type of a file a command writes (``--out``, ``--html``, ``--png``,
+    ``--history``): a name whose directory exists. A missing directory is an error, not made:
+    a typo found before the work, not after it (a logdir, which a run owns, is made)."""
+    path = Path(text)
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a file name, got ''")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory; give a file name in it")
+    parent = path.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise argparse.ArgumentTypeError(f"the directory {parent} {what} (make it first: "
+                                         f"mkdir -p {parent})")
+    return text
+
+
+def directory_name(text):
+    """argparse type of a directory a command makes if missing (``--logdir``): not empty."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a directory, got '' (e.g. runs/x)")
+    return text
+
+
 def positive_float(text):
     try:
         value = float(text)

@@ -18,7 +18,7 @@ Hand History format (:mod:`holdem.analysis.hand_history`); the match's numbers d
 
 import sys
 
-from holdem.cli.common import ArgumentParser, checkpoint_file, run_main
+from holdem.cli.common import ArgumentParser, checkpoint_file, output_file, run_main
 
 
 HISTORY_HANDS = 100
@@ -96,7 +96,7 @@ def build_parser():
     p.add_argument("--seed", type=int, default=0, help="seed for deals and action sampling")
     p.add_argument("--threads", type=int, default=1,
                    help="--lbr: threads to play the hands on (default 1)")
-    p.add_argument("--history", metavar="FILE",
+    p.add_argument("--history", metavar="FILE", type=output_file,
                    help="--vs, --vs-checkpoint: write the first hands of each match (every "
                         "player's cards, the board, actions, final stacks; chips of the "
                         "blueprint's game) to FILE in the Poker Hand History format, one table "
@@ -258,15 +258,16 @@ def _play(args):
     print(f"checkpoint: {bp.checkpoint.path}")
     print(f"iterations: {bp.metadata['iterations']}")
     store = blueprint_store(bp)
-    matches = [(name, name, lambda name=name: evaluation.make(
+    matches = [(name, name, "--vs", lambda name=name: evaluation.make(
         "vs_baseline", bp.game, baseline=name, hands=args.hands)) for name in args.vs or []]
     if args.vs_checkpoint:
         opponent = Blueprint.load(args.vs_checkpoint)
-        matches.append((str(opponent.checkpoint.path), opponent, lambda: evaluation.make(
-            "vs_blueprint", bp.game, opponent=opponent, config=bp.config, hands=args.hands)))
+        matches.append((str(opponent.checkpoint.path), opponent, "--vs-checkpoint",
+                        lambda: evaluation.make("vs_blueprint", bp.game, opponent=opponent,
+                                                config=bp.config, hands=args.hands)))
     hands = []
-    for name, opponent, metric in matches:
-        found = _measure(metric, store, args.seed, f"--vs {name}")
+    for name, opponent, flag, metric in matches:
+        found = _measure(metric, store, args.seed, f"{flag} {name}")
         result = found.detail
         print(f"vs {name}: {result.line()}")
         if result.seats is not None:

@@ -1,9 +1,11 @@
-"""Export a checkpoint's average strategy as JSON or CSV.
+"""Export a checkpoint's strategy (the average one; the current one past
+``solver.average_max_street``, e.g. after the preflop for six-max) as JSON or CSV.
 
     python -m holdem.cli.export_strategy --checkpoint runs/leduc --out leduc.json
     python -m holdem.cli.export_strategy --checkpoint runs/x --out flop.csv --street flop --player 1
 
-CSV is chosen by a ``.csv`` suffix or ``--format csv``, JSON otherwise. The records, both formats
+CSV is chosen by a ``.csv`` suffix or ``--format csv``, JSON otherwise (``--format`` against a
+``.json`` or ``.csv`` name is refused). The records, both formats
 and reading an export back (``read_export``) are in :mod:`holdem.analysis.export`.
 
 No-Limit exports hold one record per visited infoset (of the ``--street`` streets): a 3-6 player
@@ -18,20 +20,26 @@ memory holds the checkpoint's store and a chunk of records, not the whole export
 import sys
 from pathlib import Path
 
-from holdem.cli.common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, output_file, run_main
 from holdem.fileio import atomic_open
 
 
 def build_parser():
     p = ArgumentParser(prog="python -m holdem.cli.export_strategy",
-                       description="Write a checkpoint's average strategy as JSON or CSV, one "
-                       "record per infoset (No-Limit: per visited infoset, every street; a "
-                       "long 6-max run has millions, so --street keeps the file to the "
-                       "streets asked for).")
+                       description="Write a checkpoint's strategy as JSON or CSV, one record "
+                       "per infoset (No-Limit: per visited infoset, every street; a long "
+                       "6-max run has millions, so --street keeps the file to the streets "
+                       "asked for). The strategy is the average one, except past "
+                       "solver.average_max_street, where training kept no average: "
+                       "configs/6max.yaml keeps it preflop only, so a six-max export holds "
+                       "the current (regret-matching) strategy after the preflop; the JSON's "
+                       "\"strategy\" field and the closing line say which.")
     p.add_checkpoint()
-    p.add_argument("--out", required=True, metavar="FILE", help="output file (.json or .csv)")
+    p.add_argument("--out", required=True, metavar="FILE", type=output_file,
+                   help="output file (.json or .csv)")
     p.add_argument("--format", choices=("json", "csv"),
-                   help="output format (default: from the --out suffix, else json)")
+                   help="output format (default: from the --out suffix, else json); a "
+                   ".json or .csv --out of the other format is refused")
     p.add_argument("--street", action="append",
                    choices=("preflop", "flop", "turn", "river", "0", "1"),
                    help="keep only these streets (NLHE names; Kuhn/Leduc rounds 0/1); repeatable")
@@ -64,7 +72,13 @@ def _progress_printer(stream=None):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    suffix = Path(args.out).suffix.lower().lstrip(".")
+    if args.format and suffix in ("json", "csv") and suffix != args.format:
+        parser.error(f"argument --format: {args.format}, but --out {args.out} is named "
+                     f".{suffix}: name it {Path(args.out).with_suffix('.' + args.format)} "
+                     f"or leave out --format")
     from holdem.analysis.blueprint import load_checkpoint_store
     from holdem.analysis.export import (RecordFilter, iter_export_records,
                                         planned_strategy_name, write_csv, write_json)

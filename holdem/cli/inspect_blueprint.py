@@ -29,7 +29,7 @@ kept no average (``solver.average_max_street``).
 
 import sys
 
-from holdem.cli.common import ArgumentParser, run_main
+from holdem.cli.common import ArgumentParser, output_file, run_main
 
 
 def build_parser():
@@ -43,7 +43,7 @@ def build_parser():
                    "\"r2.5b c | 2c 7h 9d\"")
     p.add_argument("--combos", action="store_true",
                    help="--range: range strings per combo (AsKh:0.5) instead of per class")
-    p.add_argument("--out", metavar="FILE.csv",
+    p.add_argument("--out", metavar="FILE.csv", type=output_file,
                    help="--range: write one row per live combo (class, bucket, reach, weight, "
                    "action mix)")
     p.add_argument("--current", action="store_true",
@@ -95,6 +95,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
+    from holdem.games import CARDS
     from holdem.metrics import compile_notice, format_bytes, format_seconds
 
     bp = Blueprint.load(args.checkpoint)
@@ -103,6 +104,12 @@ def main(argv=None):
         raise ConfigError("--spot and --range: choose one")
     if (args.combos or args.out) and args.range_ is None:
         raise ConfigError("--combos and --out go with --range")
+    view = "--spot" if args.spot is not None else "--range" if args.range_ is not None else None
+    if view and not bp.game.supports(CARDS):
+        raise ConfigError(
+            f"{view} is for No-Limit Hold'em; {meta['path']} is {bp.game.name} with "
+            f"{bp.game.num_players} players: python -m holdem.cli.export_strategy --checkpoint "
+            f"{args.checkpoint} --out FILE.json lists its strategy at every infoset")
     if args.range_ is not None:
         line, board = parse_range(args.range_)
         try:

@@ -27,7 +27,8 @@ import sys
 import numpy as np
 
 from holdem.analysis.bot import BlueprintBot, real_table, warm_up
-from holdem.cli.common import ArgumentParser, non_negative_int, positive_float, run_main
+from holdem.cli.common import (ArgumentParser, non_negative_int, output_file, positive_float,
+                               run_main)
 from holdem.games.nlhe.records import Action, ActionKind, DealRecord, IllegalActionError
 
 HELP = ("f fold | c check/call | k check | b N bet to N | r N raise to N (chips, or e.g. 7bb) | "
@@ -93,6 +94,16 @@ def legal_text(state):
         out.append(f"{word} to {legal.min_to}..{legal.max_to})")
     out.append(f"a (all-in: {state.street_commitments[p] + state.stacks[p]})")
     return "legal: " + ", ".join(out)
+
+
+def to_you(message, player):
+    """A rules message about ``player`` (``player 0 cannot check: ...``) as said to the person
+    in that seat (``you cannot check: ...``)."""
+    for them, you in ((f"player {player}'s", "your"), (f"player {player}", "you"),
+                      ("since they acted", "since you acted"), ("they may", "you may"),
+                      ("their stack", "your stack")):
+        message = message.replace(them, you)
+    return message
 
 
 def describe(rec, who):
@@ -226,7 +237,7 @@ class PlaySession:
                 try:
                     rec = state.apply(human_action(word, amount, state))
                 except (IllegalActionError, TypeError) as exc:
-                    self.write(f"Illegal: {exc}. {legal_text(state)}")
+                    self.write(f"Illegal: {to_you(str(exc), human)}. {legal_text(state)}")
                     continue
                 self.write(describe(rec, "You"))
                 if rec.kind in (ActionKind.BET, ActionKind.RAISE) and not state.is_terminal:
@@ -294,7 +305,7 @@ def build_parser():
                         "seconds")
     p.add_argument("--resolve-safe", action="store_true",
                    help="with --resolve river: safe re-solving (docs/studying.md#re-solving-bot)")
-    p.add_argument("--history", metavar="FILE",
+    p.add_argument("--history", metavar="FILE", type=output_file,
                    help="write every finished hand (both players' cards, the board, actions, "
                         "final stacks) to FILE in the Poker Hand History format, one table per "
                         "hand (.phhs), rewritten after each hand; replaces FILE only if it is a "

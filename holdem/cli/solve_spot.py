@@ -16,7 +16,8 @@ import argparse
 import sys
 
 from holdem.cli.common import (ArgumentParser, checkpoint_file, iteration_count,
-                               non_negative_int, positive_float, positive_int, run_main)
+                               non_negative_int, output_file, positive_float, positive_int,
+                               run_main)
 
 
 def sizes(text):
@@ -107,11 +108,13 @@ def build_parser():
                      '(the river card as a card: "x x 7h"); default the root')
     out.add_argument("--combos", action="store_true",
                      help="print every combo instead of every hand class")
-    out.add_argument("--out", metavar="FILE.csv",
+    out.add_argument("--out", metavar="FILE.csv", type=output_file,
                      help="write one row per combo: class, weight, action frequencies, EV, "
                      "equity")
-    out.add_argument("--html", metavar="FILE.html", help="write a self-contained chart page")
-    out.add_argument("--png", metavar="FILE.png", help="write a PNG chart (needs matplotlib)")
+    out.add_argument("--html", metavar="FILE.html", type=output_file,
+                     help="write a self-contained chart page")
+    out.add_argument("--png", metavar="FILE.png", type=output_file,
+                     help="write a PNG chart (needs matplotlib)")
     return p
 
 

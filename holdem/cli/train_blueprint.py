@@ -9,8 +9,8 @@ Prints progress on stderr and, at the end, one line on stdout:
 import sys
 
 from holdem import config as config_mod
-from holdem.cli.common import (ArgumentParser, non_negative_int, positive_float, positive_int,
-                               run_main)
+from holdem.cli.common import (ArgumentParser, directory_name, non_negative_int, positive_float,
+                               positive_int, run_main)
 from holdem import registry
 
 
@@ -24,7 +24,7 @@ def build_parser():
                         "(No-Limit Hold'em: --config configs/hunl_default.yaml)")
     p.add_argument("--config", metavar="FILE",
                    help="YAML config (every key: docs/configuration.md#configuration)")
-    p.add_argument("--iters", type=non_negative_int, metavar="N",
+    p.add_argument("--iters", type=positive_int, metavar="N",
                    help="total iterations of the run (resumed iterations count)")
     p.add_argument("--time-budget", type=positive_float, metavar="SECONDS",
                    help="seconds of training in this invocation (start-up excluded)")
@@ -35,7 +35,7 @@ def build_parser():
     p.add_argument("--merge-threads", type=non_negative_int, metavar="T",
                    help="threads merging worker deltas in the main process (default 0: one "
                         "per four workers, 1..8)")
-    p.add_argument("--logdir", required=True, metavar="DIR",
+    p.add_argument("--logdir", required=True, metavar="DIR", type=directory_name,
                    help="run directory: checkpoints go to DIR/checkpoints/; one run per "
                         "directory (a DIR that holds a run is refused unless --resume-from "
                         "continues it or --overwrite replaces it)")
