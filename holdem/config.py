@@ -80,6 +80,7 @@ class TrainConfig:
     merge_threads: int = 0
     flush_iters: int = 0
     hold_cold_rows: typing.Optional[bool] = False
+    max_unmerged_iters: int = 0
     own_delta_weight: typing.Optional[float] = None
     seed: int = 0
     snapshot_interval: float = 600.0
@@ -217,13 +218,14 @@ _APPLIES = {
 # Keys that take effect only with TensorBoard or worker processes, which command-line flags
 # switch on: checked on the final config (check_effective).
 _TENSORBOARD_KEYS = ("log_interval", "utility_window")
-WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows", "own_delta_weight",
-               "start_method", "backend", "ray_address", "worker_timeout", "worker_restarts",
-               "worker_restart_window")
+WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows",
+               "max_unmerged_iters", "own_delta_weight", "start_method", "backend",
+               "ray_address", "worker_timeout", "worker_restarts", "worker_restart_window")
 # Keys a checkpoint stores only when they differ from their default: added after runs had
 # stored their configs, they leave the header of a run that does not set them as it was (an
 # in-process checkpoint stays bit-for-bit the same: tools/checkpoint_digest.py).
 _STORED_WHEN_SET = {("train", "worker_restarts"), ("train", "worker_restart_window"),
+                    ("train", "max_unmerged_iters"),
                     ("train", "eval_lbr"), ("train", "eval_lbr_interval"),
                     ("train", "eval_lbr_hands"), ("solver", "opponent_exploration"),
                     ("solver", "opponent_exploration_stop")}
@@ -469,7 +471,8 @@ def check_effective(config, workers=True):
             raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with worker "
                               "processes (train.num_workers other than 1, or --num-workers); "
                               "this run trains in-process")
-        backend = {"start_method": "process", "ray_address": "ray"}.get(name)
+        backend = {"start_method": "process", "ray_address": "ray",
+                   "max_unmerged_iters": "process"}.get(name)
         if backend is not None and tc.backend != backend:
             raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with "
                               f"train.backend: {backend} (--backend {backend}); this run's "

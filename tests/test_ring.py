@@ -1,6 +1,9 @@
 """Delta rings and merge passes: records written into shared memory by a worker, merged where
 they lie, many at once; malformed records rejected with nothing of them merged."""
 
+import multiprocessing as mp
+import time
+
 import numpy as np
 import pytest
 
@@ -9,7 +12,8 @@ from holdem.games import make_game
 from holdem.runtime import protocol, ring, shm
 from holdem.runtime.executor import Batch
 from holdem.runtime.process import Pending
-from holdem.runtime.worker import BatchRunner, flush_iterations, pair_flush
+from holdem.runtime.worker import (BatchRunner, Stopped, UnmergedGate, flush_iterations,
+                                   pair_flush, unmerged_cap)
 from holdem.store import delta as delta_mod
 from holdem.store import record_kernels as rk
 from holdem.store.records import RecordArena, decode_delta, encode_delta
@@ -230,3 +234,97 @@ def test_flush_size_shrinks_with_the_worker_count(workers, flush):
     assert flush_iterations(config, workers) == flush
     fixed = config_mod.with_overrides(config, train={"flush_iters": 64})
     assert flush_iterations(fixed, workers) == 64
+
+
+# -- the cap on a worker's unmerged iterations --------------------------------------------------
+@pytest.mark.parametrize("workers,cap", [(2, 20_000), (3, 10_000), (15, 1_428), (63, 322),
+                                         (1_000, 32)])
+def test_the_unmerged_cap_shares_one_budget_among_the_other_workers(workers, cap):
+    config = config_mod.default_for_game("leduc")
+    assert unmerged_cap(config, workers) == cap
+    fixed = config_mod.with_overrides(config, train={"max_unmerged_iters": 500})
+    assert unmerged_cap(fixed, workers) == 500
+
+
+def _wait_of(conn):
+    inbox = ring.Inbox()
+    inbox.read(0, conn.fileno())
+    assert not inbox.heap.count and not inbox.order        # a wait is neither record nor ready
+    return inbox.waits[0]
+
+
+def test_a_worker_past_its_cap_waits_on_its_pipe_for_a_go():
+    main, worker = mp.Pipe(duplex=True)
+    published = [0]                    # what the main process published in the worker's ring
+    gate = UnmergedGate(100, worker, merged=lambda: published[0])
+    try:
+        assert gate.size(250) == 100                       # a flush is cut to the cap
+        gate.admit(60)                                     # 60 unmerged: within the cap
+        gate.sent(60)
+        published[0] = 50
+        gate.admit(90)                                     # 10 + 90: within, no message
+        gate.sent(90)
+        assert gate.waits == 0 and not main.poll(0)
+        # 150 sent, 50 merged, 30 more wanted: it needs 80 merged. The main process has
+        # queued a batch for it (kept for later, in order) and then the go.
+        batch = protocol.encode_request(7, 0, 10, 0.0)
+        main.send_bytes(batch)
+        main.send_bytes(protocol.encode_go(80))
+        gate.admit(30)
+        assert gate.waits == 1
+        need, since = _wait_of(main)
+        assert need == 80 and 0 < since <= time.monotonic_ns()
+        assert gate.next_request() == batch and gate.next_request() is None
+        gate.sent(30)
+        published[0] = 180                                 # merged since: no wait
+        gate.admit(100)
+        assert gate.waits == 1 and not main.poll(0)
+        gate.sent(100)
+        main.send_bytes(protocol.encode_stop())            # a stop ends a wait
+        with pytest.raises(Stopped):
+            gate.admit(100)
+    finally:
+        main.close()
+        worker.close()
+
+
+def test_a_slow_main_process_holds_workers_to_the_cap_and_counts_their_waits(
+        tmp_path, monkeypatch, capsys):
+    """The main process sleeps in every merge pass (it is behind); workers flushing every 100
+    iterations under a cap of 300 wait for it: no pass merges more than 300 iterations of one
+    worker, the waits are counted, on the merge line and in TensorBoard."""
+    from holdem import training
+    from holdem.runtime import backends, process
+
+    monkeypatch.setenv("HOLDEM_SHM_DIR", str(tmp_path / "shm"))
+    (tmp_path / "shm").mkdir()
+    merge_pass = process.merge_pass
+
+    def slow(*args, **kwargs):
+        time.sleep(0.02)
+        return merge_pass(*args, **kwargs)
+
+    monkeypatch.setattr(process, "merge_pass", slow)
+    config = config_mod.with_overrides(
+        config_mod.default_for_game("leduc"),
+        train={"iters": 60_000, "num_workers": 2, "flush_iters": 100, "max_unmerged_iters": 300,
+               "tensorboard": True, "log_interval": 0.2, "eval_interval": 1000.0})
+    game = make_game(config)
+    executor = process.ProcessExecutor(game, config, 2, make_pool=backends.make_pool)
+    scalars = []
+    tick = executor.scalars
+    monkeypatch.setattr(executor, "scalars", lambda: scalars.append(tick()) or scalars[-1])
+    result = training.train(config, tmp_path / "run", executor=executor)
+    assert result.iterations == 60_000
+    s = executor.stats
+    assert executor.cap == 300
+    assert 0 < executor.unmerged_seen <= 300                 # the cap held
+    assert s["unmerged_waits"] > 10 and s["unmerged_wait_seconds"] > 0
+    assert s["delta_iters"] == 60_000 and s["restarts"] == 0
+    line = [x for x in capsys.readouterr().err.splitlines() if x.startswith("merge:")][-1]
+    assert (f"unmerged iterations capped at 300 a worker: {s['unmerged_waits']:,} waits"
+            in line), line
+    assert scalars and all({"train/unmerged_waits", "train/unmerged_wait_frac",
+                            "train/unmerged_iters_max"} <= set(x) for x in scalars)
+    assert sum(x["train/unmerged_waits"] for x in scalars) > 0
+    assert max(x["train/unmerged_iters_max"] for x in scalars) <= 300

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DONE_RE = re.compile(r"^done: iterations=(\d+) elapsed=([\d.]+) it/s=([\d.]+) infosets=(\d+) "
                      r"checkpoint=(\S+)$", re.M)
 PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
-RESTARTS_RE = re.compile(r"^merge: .*worker restarts (\d+)$", re.M)
+RESTARTS_RE = re.compile(r"^merge: .*worker restarts (\d+)(?:; unmerged [^\n]*)?$", re.M)
 LEDUC_INFOSETS = 288
 SCALAR_TAGS = ("train/iters_per_sec", "train/iterations", "train/infosets", "train/store_bytes",
                "train/delta_bytes_per_iter", "train/merge_ms", "train/worker_idle_frac",

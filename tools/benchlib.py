@@ -26,7 +26,8 @@ MERGE_RE = re.compile(r"^merge: ([\d.]+) ms/delta \(([\d.]+)% of a core, ([\d.]+
                       r"(\d+) iterations/delta(?: \(flushes paced[^)]*\))?; flush to merge "
                       r"([\d.]+) ms \(([\d,]+) iterations; waking ([\d.]+|nan) ms\); delta "
                       r"([\d.]+) bytes/iteration; store ([^;]+); main "
-                      r"process busy ([\d.]+)% of a core; worker restarts (\d+)$", re.M)
+                      r"process busy ([\d.]+)% of a core; worker restarts (\d+)"
+                      r"(?:; unmerged iterations capped[^\n]*)?$", re.M)
 PROGRESS_RE = re.compile(r"iterations=([\d,]+) it/s=")
 STORE_FILE_RE = re.compile(r"/holdem-\d+-[0-9a-f]+-g\d+\.store")
 KIB = 1024

@@ -15,8 +15,11 @@ owns the policy that depends on where workers run, and the executor asks it:
 - **transport** -- the :class:`holdem.runtime.ring.Inbox` frames are read into (``inbox``:
   with the delta rings of local processes, or without);
 - **after a merge** -- ``store_log`` (a pool that keeps copies of the store elsewhere gets a
-  :class:`holdem.runtime.replica.StoreLog` of the store's changes) and ``sync`` (called after
-  each merge pass: send them);
+  :class:`holdem.runtime.replica.StoreLog` of the store's changes), ``merged`` (publish how
+  many of a worker's iterations are merged) and ``sync`` (called after each merge pass: send
+  them);
+- **staleness** -- ``unmerged_cap``: the most unmerged iterations a worker may have before it
+  waits (:func:`holdem.runtime.worker.unmerged_cap`; None: its workers are not capped);
 - **reporting** -- ``describe``, ``scalars(iters)``, ``reset_window()``, ``summary(iters,
   seconds)``.
 
@@ -42,7 +45,8 @@ from holdem import config as config_mod
 from holdem.metrics import log
 from holdem.runtime import frames, protocol
 from holdem.runtime.ring import Inbox, Rings
-from holdem.runtime.worker import flush_iterations, flush_text, pair_flush, worker_main
+from holdem.runtime.worker import (flush_iterations, flush_text, pair_flush, unmerged_cap,
+                                   worker_main)
 
 
 MAX_FRAMES = 64                 # frames read from one worker in one wait (the others' turn)
@@ -138,6 +142,15 @@ class Pool:
         """The :class:`holdem.runtime.ring.Inbox` ``wait`` reads the workers' frames into."""
         return Inbox()
 
+    def unmerged_cap(self, config, num_workers):
+        """The most unmerged iterations one of these workers may have before it waits for the
+        main process (:class:`holdem.runtime.worker.UnmergedGate`); None: not capped."""
+        return unmerged_cap(config, num_workers)
+
+    def merged(self, i, iterations):
+        """After a merge pass: ``iterations`` of worker ``i``'s are merged since it started
+        (nothing by default: its go messages tell a waiting worker)."""
+
     def store_log(self, steps):
         """A :class:`holdem.runtime.replica.StoreLog` of the store's changes (``steps``: the
         DCFR sweeps applied so far) for a pool that keeps copies of the store, which the
@@ -199,6 +212,10 @@ class ProcessPool(Pool):
 
     def inbox(self):
         return Inbox(self.rings)
+
+    def merged(self, i, iterations):
+        if self.rings is not None:
+            self.rings.merged(i, iterations)
 
     def _spawn(self, i):
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)

@@ -8,7 +8,10 @@ Each call of :meth:`ProcessExecutor.results`:
    their layout, their new infosets against the game and every row offset against the store,
    add the rows the store holds on the merge threads (shard ranges, one writer per row), and
    insert the new ones, growing the shared store if needed (a new generation);
-3. re-issues the batches of workers that died or stayed silent for ``worker_timeout`` seconds to
+3. answers the workers that wait for their records to be merged (a worker's unmerged
+   iterations are capped: :func:`holdem.runtime.worker.unmerged_cap`), and publishes how many of
+   each worker's iterations are merged (``pool.merged``);
+4. re-issues the batches of workers that died or stayed silent for ``worker_timeout`` seconds to
    their replacements (a batch's random stream depends only on the seed and its first iteration,
    so the redo is the same work), and unlinks store generations no worker can still be told about.
 
@@ -109,6 +112,8 @@ class _Worker:
         self.acked = -1                 # store generation its last answer was computed on
         self.rate = None                # iterations per second of traversal
         self.busy_seconds = 0.0
+        self.merged = 0                 # iterations of its records merged since it started
+        self.waiting = None             # (merged iterations it waits for, since: monotonic ns)
 
 
 class ProcessExecutor:
@@ -145,7 +150,13 @@ class ProcessExecutor:
         self.queue = []                 # batches to send, re-issued ones first
         self.stats = {"merge_seconds": 0.0, "merges": 0, "passes": 0, "delta_bytes": 0,
                       "delta_iters": 0, "visits": 0, "restarts": 0, "delay_seconds": 0.0,
-                      "work_seconds": 0.0, "wake_seconds": 0.0, "wakes": 0}
+                      "work_seconds": 0.0, "wake_seconds": 0.0, "wakes": 0,
+                      "unmerged_waits": 0, "unmerged_wait_seconds": 0.0}
+        # The most iterations of one worker's records one pass merged: all were unmerged at
+        # once, so this is a measured lower bound of a worker's unmerged iterations (the cap,
+        # unmerged_cap, is the upper one). Run-long and per TensorBoard window.
+        self.unmerged_seen = self._window_seen = 0
+        self.cap = None                 # the pool's unmerged_cap, from start()
         self._window = dict(self.stats)
         self._window_start = None
         self._cpu_start = None
@@ -178,6 +189,7 @@ class ProcessExecutor:
         view.info(f"starting {self.num_workers} workers ({self.pool.describe()}), "
                   f"{self.pool.flush_text(self.config, self.num_workers)}")
         self.inbox = self.pool.inbox()
+        self.cap = self.pool.unmerged_cap(self.config, self.num_workers)
         self.log = self.pool.store_log(view.dcfr.steps)
         self.pool.start()
         deadline = time.monotonic() + READY_TIMEOUT
@@ -270,10 +282,14 @@ class ProcessExecutor:
                 trouble.setdefault(i, str(item))
         for i, why in inbox.bad_notes.items():
             trouble.setdefault(i, f"rejected a malformed payload ({why})")
+        for i, wait in inbox.waits.items():
+            self.workers[i].waiting = wait
+            self.stats["unmerged_waits"] += 1
         self._ready_messages(trouble)
         arena = inbox.arena()
         out = self._merge(arena, trouble) if arena.count else []
         inbox.release()                     # before restarts: they empty the workers' rings
+        self._resume_waiting(trouble)
         for i, why in trouble.items():
             self.restart(i, why)
         self._check_hung()
@@ -282,6 +298,22 @@ class ProcessExecutor:
         self._pace()
         self._send()
         return out
+
+    def _resume_waiting(self, trouble):
+        """Answer the workers that wait for their records to be merged
+        (:class:`holdem.runtime.worker.UnmergedGate`) once enough are: a wait comes after the
+        worker's records on its pipe, so the pass that read it merged them all, and the go
+        follows at once unless a record was refused (the worker is then replaced)."""
+        now_ns = time.monotonic_ns()
+        for i, w in enumerate(self.workers):
+            if w.waiting is None or i in trouble or w.merged < w.waiting[0]:
+                continue
+            self.stats["unmerged_wait_seconds"] += max(0, now_ns - w.waiting[1]) * 1e-9
+            w.waiting = None
+            try:
+                self.pool.submit(i, protocol.encode_go(w.merged))
+            except WorkerDied:
+                pass                        # its sentinel fires next: restarted then
 
     def _pace(self):
         """Let the flush pacer see the main process's load: the wall time since the workers
@@ -345,6 +377,7 @@ class ProcessExecutor:
         iters = visits = 0
         utility_sum = seconds = delay_ns = 0.0
         lengths = arena.lengths
+        passed = {}                         # worker -> iterations of its records merged now
         for r, (i, code) in enumerate(zip(arena.sources, codes.tolist())):
             if code == records.SKIPPED:
                 continue
@@ -364,6 +397,8 @@ class ProcessExecutor:
             w.busy_seconds += flush.seconds
             if flush.seconds > 0:
                 w.rate = flush.iters / flush.seconds
+            w.merged += flush.iters
+            passed[i] = passed.get(i, 0) + flush.iters
             s["merges"] += 1
             s["delta_bytes"] += int(lengths[r])
             iters += flush.iters
@@ -373,6 +408,10 @@ class ProcessExecutor:
             delay_ns += max(0, now_ns - flush.sent_ns)
             if first_sent is None or flush.sent_ns < first_sent:
                 first_sent = flush.sent_ns
+        for i, n in passed.items():
+            self.pool.merged(i, self.workers[i].merged)
+            self.unmerged_seen = max(self.unmerged_seen, n)
+            self._window_seen = max(self._window_seen, n)
         s["delta_iters"] += iters
         s["visits"] += visits
         s["work_seconds"] += seconds
@@ -448,7 +487,22 @@ class ProcessExecutor:
             # Work per iteration changes as the strategy does (longer lines, more visits):
             # iterations/s x visits/iteration is the throughput to compare over time.
             "train/visits_per_iter": (s["visits"] - last["visits"]) / iters if iters else nan,
+            **self._unmerged_scalars(),
         }
+
+    def _unmerged_scalars(self):
+        """The cap on a worker's unmerged iterations at work in the window: how often workers
+        waited, the share of their time they waited, and the most unmerged iterations of one
+        worker a pass merged (none where the pool does not cap its workers)."""
+        if self.cap is None:
+            return {}
+        s, last = self.stats, self._window
+        span = time.perf_counter() - (self._window_start or time.perf_counter())
+        waited = s["unmerged_wait_seconds"] - last["unmerged_wait_seconds"]
+        return {"train/unmerged_waits": s["unmerged_waits"] - last["unmerged_waits"],
+                "train/unmerged_wait_frac": waited / (span * self.num_workers)
+                if span > 0 else float("nan"),
+                "train/unmerged_iters_max": self._window_seen}
 
     def _delay_iterations(self):
         """The mean flush-to-merge delay of the window, in iterations at its merge rate."""
@@ -470,6 +524,7 @@ class ProcessExecutor:
     def reset_window(self):
         self.pool.reset_window()
         self._window = dict(self.stats)
+        self._window_seen = 0
         for w in self.workers:
             w.busy_seconds = 0.0
         self._window_start = time.perf_counter()
@@ -494,7 +549,17 @@ class ProcessExecutor:
                 f"store {format_bytes(view.store.used_bytes)} ({format_bytes(view.store.nbytes)} "
                 f"allocated); main process busy "
                 f"{main_cpu / seconds:.1%} of a core; worker restarts {s['restarts']}"
-                ] + self.pool.summary(ran, seconds)
+                f"{self._unmerged_text(seconds)}"] + self.pool.summary(ran, seconds)
+
+    def _unmerged_text(self, seconds):
+        """The merge line's part on the cap on a worker's unmerged iterations."""
+        if self.cap is None:
+            return ""
+        s = self.stats
+        share = s["unmerged_wait_seconds"] / (seconds * self.num_workers)
+        return (f"; unmerged iterations capped at {self.cap:,} a worker: "
+                f"{s['unmerged_waits']:,} waits ({share:.1%} of the workers' time), "
+                f"up to {self.unmerged_seen:,} merged in one pass")
 
     def checkpoint_state(self, view):
         # An in-process resume continues with the next batch's stream.

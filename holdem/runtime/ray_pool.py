@@ -133,6 +133,9 @@ class RayPool(Pool):
     def describe(self):
         return "Ray actors"
 
+    def unmerged_cap(self, config, num_workers):
+        return None                     # one delta per batch, returned by the actor's call
+
     def batch_flush(self, config, num_workers, n, num_infosets):
         return None
 

@@ -11,7 +11,10 @@ main process reads the notes, merges the records where they lie (the record kern
 in the ring) and then moves the ring's read position past them.
 
 One writer per ring (its worker) and one reader (the main process): the worker keeps its write
-position to itself; the main process publishes its read position in the ring's control word. A
+position to itself; the main process publishes its read position in the ring's control words,
+and beside it how many of the worker's iterations it has merged (:meth:`Rings.merged`), which
+the worker reads to bound its unmerged iterations (:class:`holdem.runtime.worker.UnmergedGate`;
+when it must wait it sends a *wait* note, :func:`encode_wait`, and blocks on its pipe). A
 record never wraps: one that does not fit before the ring's end starts at the next lap. A
 record that does not fit at all -- the ring is full because the main process is behind, or the
 record is larger than a quarter of the ring -- goes through the pipe as a frame, as Ray workers'
@@ -25,7 +28,8 @@ import numpy as np
 from holdem.runtime import frames, shm
 from holdem.store.records import RecordArena
 
-CONTROL = 64                     # bytes before each ring's data: the read position (int64)
+CONTROL = 64                     # bytes before each ring's data: int64 control words,
+READ_AT, MERGED_AT = 0, 1        # the read position and the worker's iterations merged
 DEFAULT_BYTES = 8 << 20          # each worker's ring
 _NOTE = struct.Struct(">BBqBqBq")  # msgpack: fixarray 3 of int 64s: start, length, end
 NOTE_SIZE = _NOTE.size
@@ -49,6 +53,17 @@ def decode_note(frame):
     return start, length, end
 
 
+WAIT = -1                        # a note's start that says: a wait, not a record
+
+
+def encode_wait(merged, started_ns):
+    """The frame of a worker that blocks until ``merged`` of its iterations are merged (it
+    began waiting at ``time.monotonic_ns()`` ``started_ns``): a note whose start is WAIT. Sent
+    on the pipe after the worker's records, so the main process has read every record the
+    worker sent when it reads this."""
+    return encode_note(WAIT, merged, started_ns)
+
+
 def _specs(num_rings, ring_bytes):
     return [(f"ring{k}", np.uint8, CONTROL + ring_bytes) for k in range(num_rings)]
 
@@ -67,7 +82,7 @@ class Rings:
         # ring's data offset in it.
         self.buffer = np.frombuffer(self.segment._mmap, np.uint8)
         self.data_at = [int(off) + CONTROL for _, _, _, off in self.descriptor["arrays"]]
-        self._read = [self.buffer[off - CONTROL:off].view(np.int64) for off in self.data_at]
+        self._control = [self.buffer[off - CONTROL:off].view(np.int64) for off in self.data_at]
 
     def location(self, ring, start, length):
         """Where a record of ``ring`` at ``start`` lies in :attr:`buffer`, checked: None when
@@ -79,14 +94,18 @@ class Rings:
     def consumed(self, ring, position):
         """The main process is done with ``ring``'s records up to ``position`` (monotonic: the
         worker's write position after them)."""
-        self._read[ring][0] = position
+        self._control[ring][READ_AT] = position
+
+    def merged(self, ring, iterations):
+        """``iterations`` of ``ring``'s worker are merged (cumulative, since it started)."""
+        self._control[ring][MERGED_AT] = iterations
 
     def reset(self, ring):
-        """Before a ring's worker is replaced: empty."""
-        self._read[ring][0] = 0
+        """Before a ring's worker is replaced: empty, nothing of it merged."""
+        self._control[ring][:] = 0
 
     def close(self):
-        self._read = []
+        self._control = []
         self.buffer = None
         self.allocator.unlink(self.segment.path)
         self.segment.close()
@@ -98,7 +117,7 @@ class RingWriter:
     def __init__(self, descriptor, ring):
         self.segment = shm.Segment(descriptor, writable=True)
         whole = self.segment.arrays[ring]
-        self._read = whole[:CONTROL].view(np.int64)
+        self._control = whole[:CONTROL].view(np.int64)
         self.data = whole[CONTROL:]
         self.size = self.data.shape[0]
         self.position = 0                  # monotonic: bytes written, laps included
@@ -112,22 +131,28 @@ class RingWriter:
             return None
         at = self.position % self.size
         skip = self.size - at if at + padded > self.size else 0
-        if self.position + skip + padded - int(self._read[0]) > self.size:
+        if self.position + skip + padded - int(self._control[READ_AT]) > self.size:
             return None
         start = (at + skip) % self.size
         self.data[start:start + n] = np.frombuffer(record, np.uint8)
         self.position += skip + padded
         return encode_note(start, n, self.position)
 
+    def merged(self):
+        """The iterations of this worker's records the main process has merged, as it last
+        published them (never more than it merged)."""
+        return int(self._control[MERGED_AT])
+
     def close(self):
-        self._read = self.data = None
+        self._control = self.data = None
         self.segment.close()
 
 
 class Inbox:
     """What the workers sent in one wait, in the order read: records copied into :attr:`heap`
-    (frames: ready messages, records that did not fit a ring) and records named in the rings
-    (notes). ``rings``: the :class:`Rings`, or None (every record comes as a frame)."""
+    (frames: ready messages, records that did not fit a ring), records named in the rings
+    (notes) and the workers' waits (:attr:`waits`). ``rings``: the :class:`Rings`, or None
+    (every record comes as a frame)."""
 
     def __init__(self, rings=None):
         self.rings = rings
@@ -136,6 +161,7 @@ class Inbox:
         self.order = []                     # ("heap" or "ring", index) as read
         self.ends = {}                      # ring -> the worker's position after its last note
         self.bad_notes = {}                 # worker -> what was wrong with a note it sent
+        self.waits = {}                     # worker -> (iterations merged it waits for, since)
         self._note = bytearray(NOTE_SIZE)
         self._combined = None
 
@@ -143,7 +169,7 @@ class Inbox:
         self.heap.clear()
         if self.ringed is not None:
             self.ringed.clear()
-        self.order, self.ends, self.bad_notes = [], {}, {}
+        self.order, self.ends, self.bad_notes, self.waits = [], {}, {}, {}
 
     def read(self, source, fd, stall=None):
         """Read worker ``source``'s next frame from ``fd`` into this inbox (a record into an
@@ -156,7 +182,7 @@ class Inbox:
 
     def reserve(self, source, n):
         """Room for a frame of ``n`` bytes from worker ``source``."""
-        if n == NOTE_SIZE and self.rings is not None:
+        if n == NOTE_SIZE:
             return memoryview(self._note)
         self.order.append(("heap", self.heap.count))
         return self.heap.reserve(n, source)
@@ -166,8 +192,11 @@ class Inbox:
         if view.obj is not self._note:
             return
         note = decode_note(bytes(view))
-        if note is None:                    # another frame of a note's size: a ready message
-            self.order.append(("heap", self.heap.count))
+        if note is not None and note[0] == WAIT:
+            self.waits[source] = (note[1], note[2])
+            return
+        if note is None or self.rings is None:  # another frame of a note's size: a ready
+            self.order.append(("heap", self.heap.count))    # message (or garbage)
             self.heap.add(view, source)
             return
         where = self.rings.location(source, note[0], note[1])

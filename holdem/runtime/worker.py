@@ -10,6 +10,7 @@ Its per-flush cost is independent of how long training has run: the buffer only 
 the flush touched.
 """
 
+import collections
 import ctypes
 import os
 import signal
@@ -21,7 +22,7 @@ from holdem import config as config_mod
 from holdem import rng
 from holdem.games import make_game
 from holdem.runtime import frames, protocol
-from holdem.runtime.ring import RingWriter
+from holdem.runtime.ring import RingWriter, encode_wait
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel
 from holdem.store import records
@@ -130,6 +131,98 @@ class FlushPacer:
         if flush is None or not self.active:
             return flush
         return min(int(n), max(flush, self.floor))
+
+
+# A worker's unmerged iterations -- those of its records the main process has not merged yet,
+# plus those of the flush it runs -- are capped (train.max_unmerged_iters; 0: UNMERGED_BUDGET /
+# (W - 1)), so that a worker never reads a store that lacks more than UNMERGED_BUDGET of the
+# other workers' iterations, however far the main process falls behind: on the 16-core machine
+# 15 unpaced workers ran on a store 41,785 iterations behind (docs/parallel.md), about 2,800 of
+# each worker's, and lost -254.6 mbb/hand. The budget leaves the runs that keep up alone: 2
+# workers (20,000 a worker) flush every 5,000 iterations at most and have one or two records
+# unmerged; 15 workers paced at the 16-core machine's speed (1,428 a worker) are modelled with
+# flushes of 442 merged 547 iterations late.
+UNMERGED_BUDGET = 20_000
+
+
+def unmerged_cap(config, num_workers):
+    """The most unmerged iterations a worker process may have (see UNMERGED_BUDGET):
+    ``train.max_unmerged_iters``, or with 0 UNMERGED_BUDGET / (W - 1), at least MIN_FLUSH."""
+    n = config.train.max_unmerged_iters
+    if n > 0:
+        return int(n)
+    return max(MIN_FLUSH, UNMERGED_BUDGET // max(1, int(num_workers) - 1))
+
+
+class Stopped(Exception):
+    """A worker waiting for its records to be merged was told to stop, or lost its parent."""
+
+
+class UnmergedGate:
+    """A worker process's side of the cap on its unmerged iterations (:func:`unmerged_cap`).
+
+    Before each flush of ``k`` iterations the worker asks :meth:`admit`: its unmerged
+    iterations -- those of the records it sent (:meth:`sent`) less those merged, as the main
+    process last published them in the worker's ring (``merged``, a callable; None: only what
+    go messages said), plus the ``k`` it is about to run -- may not pass ``cap``. Past it the
+    worker sends a wait (:func:`holdem.runtime.ring.encode_wait`: the merged count it needs)
+    and blocks on its pipe until the main process answers with a go
+    (:func:`holdem.runtime.protocol.encode_go`), which it sends once those records are merged:
+    no polling, and no lost wake-up (the answer is a message, not a flag). A flush longer than
+    the cap is cut to it (:meth:`size`). Requests that arrive while it waits are kept, in order
+    (at most the pipeline's batches and a stop), for :meth:`next_request`."""
+
+    def __init__(self, cap, conn, merged=None, parent_pid=None):
+        self.cap = int(cap)
+        self.conn = conn
+        self.merged = merged
+        self.parent_pid = parent_pid
+        self.sent_iters = 0             # iterations of the records it sent since it started
+        self.known = 0                  # of those, merged as far as it knows
+        self.held = collections.deque()
+        self.waits = 0
+
+    def size(self, k):
+        """A flush of ``k`` iterations, cut to the cap."""
+        return max(1, min(int(k), self.cap))
+
+    def admit(self, k):
+        """Return once a flush of ``k`` iterations keeps the unmerged ones within the cap."""
+        need = self.sent_iters + int(k) - self.cap
+        if need <= self.known:
+            return
+        if self.merged is not None:
+            self.known = max(self.known, self.merged())
+            if need <= self.known:
+                return
+        self.waits += 1
+        frames.send(self.conn.fileno(), encode_wait(need, time.monotonic_ns()))
+        while need > self.known:
+            request = self._receive()
+            msg = protocol.decode_request(request)
+            if msg["op"] == "go":
+                self.known = max(self.known, int(msg["merged"]))
+            elif msg["op"] == "stop":
+                raise Stopped("told to stop while waiting for its records to be merged")
+            else:
+                self.held.append(request)
+
+    def sent(self, k):
+        """A record of ``k`` iterations went to the main process."""
+        self.sent_iters += int(k)
+
+    def next_request(self):
+        """A request that arrived while waiting, or None."""
+        return self.held.popleft() if self.held else None
+
+    def _receive(self):
+        while not self.conn.poll(_PARENT_CHECK_SECONDS):
+            if self.parent_pid is not None and os.getppid() != self.parent_pid:
+                raise Stopped("the main process is gone")
+        try:
+            return self.conn.recv_bytes()
+        except (EOFError, OSError):
+            raise Stopped("the main process closed the pipe") from None
 
 
 def flush_text(flush):
@@ -272,6 +365,7 @@ class BatchServer:
         self.runner = BatchRunner(self.game, config, config.train.num_workers)
         self.runner.warm_up()
         self.relocate = relocate
+        self.gate = None                # a worker process's UnmergedGate (Ray actors: none)
         self.segment = None
         self.generation = -1
         self._wanted = None             # a newer generation's message, not mapped yet
@@ -279,10 +373,13 @@ class BatchServer:
     def serve(self, request, emit=None):
         """Run one request (bytes): its batch in flushes of ``flush`` iterations, each flush's
         delta record passed to ``emit`` as soon as it is made (None: collected and returned as
-        a list). Returns None for a stop request."""
+        a list). Returns None for a stop request. Each flush waits at :attr:`gate` (an
+        :class:`UnmergedGate`, whose cap also cuts it), where there is one."""
         msg = protocol.decode_request(request)
         if msg["op"] == "stop":
             return None
+        if msg["op"] == "go":           # a go answers a wait (UnmergedGate): nothing to run
+            return []
         store = msg.get("store")
         if store is not None and store["generation"] > self.generation:
             self._wanted = store
@@ -291,11 +388,17 @@ class BatchServer:
         records = []
         emit = emit or records.append
         n, flush, done = msg["n"], max(1, msg["flush"]), 0
+        gate = self.gate
         while done < n:
             k = min(flush, n - done)
+            if gate is not None:
+                k = gate.size(k)
+                gate.admit(k)
             emit(self.runner.flush(self.segment.arrays, msg["id"], self.worker_index,
                                    self.generation, msg["t0"] + done, k, done + k == n,
                                    msg["elapsed"]))
+            if gate is not None:
+                gate.sent(k)
             done += k
         return records
 
@@ -348,6 +451,9 @@ def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
     config = config_mod.from_dict(config_dict, source="worker config")
     server = BatchServer(config, worker_index)     # num_workers resolved by the executor
     writer = RingWriter(ring, worker_index) if ring is not None else None
+    gate = server.gate = UnmergedGate(unmerged_cap(config, config.train.num_workers), conn,
+                                      merged=writer.merged if writer is not None else None,
+                                      parent_pid=parent_pid)
 
     def emit(record):
         note = writer.put(record) if writer is not None else None
@@ -358,18 +464,20 @@ def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
         return
     try:
         while True:
-            if not conn.poll(_PARENT_CHECK_SECONDS):
-                if os.getppid() != parent_pid:
-                    return                       # the main process is gone
-                continue
-            try:
-                request = conn.recv_bytes()
-            except (EOFError, OSError):
-                return
+            request = gate.next_request()
+            if request is None:
+                if not conn.poll(_PARENT_CHECK_SECONDS):
+                    if os.getppid() != parent_pid:
+                        return                       # the main process is gone
+                    continue
+                try:
+                    request = conn.recv_bytes()
+                except (EOFError, OSError):
+                    return
             try:
                 if server.serve(request, emit) is None:
                     return
-            except (BrokenPipeError, OSError):
+            except (BrokenPipeError, OSError, Stopped):
                 return
     except KeyboardInterrupt:
         return              # Ctrl-C reaches the whole process group; the main process decides
