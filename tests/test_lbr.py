@@ -302,57 +302,6 @@ def test_lbr_action_values_follow_the_formulas(game, rng):
     assert 0.75 < wp < 0.95                                    # aces against a random range
 
 
-def _real_line_node(bp, line):
-    """The abstract node ``translate_line`` reads the real ``line`` as (likeliest readings)."""
-    labels, _ = bp.translate_line(line, 100)
-    return bp.node_of(labels)
-
-
-@pytest.mark.parametrize("prefix, kind", [
-    ([], "raise"),                                          # the small blind opens
-    ([("raise", 250)], "raise"),                            # the big blind 3-bets
-    ([("call", 100), ("check", 0)], "bet"),                 # the big blind bets the flop
-    ([("call", 100), ("check", 0), ("bet", 100)], "raise"),     # and is raised
-])
-def test_translation_is_the_bots(nlhe_checkpoint, prefix, kind):
-    """The kernel reads a real bet as :meth:`Blueprint.translate_line` does (the reading of
-    ``play``'s bot): the same abstract actions with the same pseudo-harmonic probabilities,
-    an all-in as the tree's all-in."""
-    from holdem.analysis.blueprint import Blueprint
-
-    bp = Blueprint.load(nlhe_checkpoint)
-    game = bp.game
-    spec = lbr.make_spec(game, setting="56")
-    work = lbr.make_work(game)
-    node = _real_line_node(bp, prefix)
-    tree = game.tree
-    seen_two = False
-    for amount in (150, 200, 260, 300, 333, 450, 700, 1000, 2500, 4000, 9000, 10_000):
-        if amount <= _current_bet(bp, node):
-            continue
-        real_kind = "allin" if amount == 10_000 else kind
-        _, notes = bp.translate_line(prefix + [(real_kind, amount)], 100)
-        want = {label: p for label, _, p in notes[-1].options}
-        num = lk.translate_action(tree, spec, np.int64(node), np.int64(ActionCode.RAISE),
-                                  np.int64(amount), amount == 10_000, work.opt_child,
-                                  work.opt_prob)
-        got = {game.rules.labels[int(work.opt_child[k])]: float(work.opt_prob[k])
-               for k in range(num)}
-        assert got.keys() == want.keys(), (amount, got, want)
-        for label in want:
-            assert got[label] == pytest.approx(want[label], abs=1e-12)
-        seen_two |= num == 2
-    assert seen_two
-
-
-def _current_bet(bp, node):
-    """The street's highest commitment at ``node`` (a raise must exceed it): the raise-to of
-    its check/call child."""
-    tree = bp.game.tree
-    facing = tree.contrib[node, 0] != tree.contrib[node, 1]
-    return int(bp.game.rules.raise_to[int(tree.child_start[node]) + int(facing)])
-
-
 @pytest.mark.parametrize("mostly_folds_to_all_in", [False, True])
 def test_raise_value_uses_the_translated_response(game, rng, mostly_folds_to_all_in):
     """LBR's pot raise to 3 bb at the root is off the tree (2.5 bb open, all-in): its value

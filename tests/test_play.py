@@ -203,8 +203,8 @@ def test_cli_shows_how_the_bot_reads_an_off_tree_bet(hunl_run):
                 stdin="r 7bb\n" + "c\n" * 30)
     assert proc.returncode == 0, proc.stderr
     assert "You raise to 700\n  (3.00 x pot is not a size of the bot's tree: it reads it as " \
-           "r2.5b (raise to 2.5 bb) 42% or a (all-in: raise to 100 bb) 58% (pseudo-harmonic, " \
-           "drawn once per hand))" in proc.stdout
+           "r2.5b (raise to 2.5 bb) 42% or a (all-in: raise to 100 bb) 58% (pseudo-harmonic on " \
+           "the real pot, drawn once per hand))" in proc.stdout
     on_tree = _cli("--checkpoint", str(hunl_run), "--seed", "4", "--hands", "1",
                    stdin="r 250\n" + "c\n" * 30)
     assert "You raise to 250\n" in on_tree.stdout and "size of the bot's tree" not in on_tree.stdout

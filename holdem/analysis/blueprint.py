@@ -75,16 +75,17 @@ def action_meaning(label, to, bet, commit, big_blind):
 class Translation(NamedTuple):
     """How :meth:`Blueprint.translate_line` read one real bet or raise."""
 
-    fraction: float         # its size: chips added beyond a call, as a fraction of the pot
+    fraction: float         # its size: chips added beyond a call, as a fraction of the real pot
     label: str              # the abstract action it was read as
     probability: float      # the probability of that reading
     options: tuple          # ((label, pot fraction, probability), ...): the one or two readings
+    bots_size: bool = False     # the size is the one the bot makes for ``label`` on the real pot
 
     @property
     def is_exact(self):
         """The size is an abstract size (read as it with certainty)."""
-        return len(self.options) == 1 and math.isclose(self.fraction, self.options[0][1],
-                                                       rel_tol=1e-9, abs_tol=1e-9)
+        return len(self.options) == 1 and (self.bots_size or math.isclose(
+            self.fraction, self.options[0][1], rel_tol=1e-9, abs_tol=1e-9))
 
 
 AVERAGE = "average strategy"
@@ -390,31 +391,55 @@ class Blueprint:
         spot = self.spot(labels, hole, board, average)
         return {label: float(p) for label, p in zip(spot.labels, spot.strategy)}
 
-    def translate_line(self, actions, big_blind, rng=None):
+    def raise_fractions(self, labels):
+        """[(pot fraction, label)] of the raises at the decision after ``labels``, ascending:
+        each raise's chips beyond a call as a fraction of the pot after calling, in the tree's
+        chips (the kernels' ``lbr.raise_fractions``, bit for bit). No-Limit Hold'em."""
+        _, _, _, moves, bet, commit, pot = self._decision(list(labels))
+        current = float(dict(moves)["c"])
+        pot_after_call = float(pot + bet - commit)
+        return sorted((float((to - current) / pot_after_call), label)
+                      for label, to in moves if label not in ("f", "c"))
+
+    def translate_line(self, actions, big_blind, rng=None, stacks=None):
         """Abstract labels for a real line (any number of seats).
 
         ``actions`` are (kind, amount) pairs in the real game's chips, kind one of ``fold``,
         ``check``, ``call``, ``bet``, ``raise``, ``allin`` and amount the street commitment after
-        a bet/raise ("raise to"); ``big_blind`` the real big blind. A bet or raise between two
-        abstract sizes (as pot fractions) is read as the smaller one with the pseudo-harmonic
-        probability of Ganzfried & Sandholm (2013), else as the larger; below the smallest or
-        above the largest size it is read as that size; an all-in maps to ``a`` where the tree
-        has one. With ``rng`` (a numpy Generator) the reading is drawn with those probabilities,
-        one draw per off-tree size in line order, so the same seed reads a line and every longer
-        line that starts with it the same way: act on this, since a fixed reading is
-        exploitable (a 7 bb open would always be read as all-in). Without ``rng`` the likelier
-        size is taken, for display only. Returns (labels, [:class:`Translation` per bet, raise
-        or all-in]).
+        a bet/raise ("raise to"); ``big_blind`` the real big blind; ``stacks`` the real stacks
+        at the start of the hand (one per seat, or one number for every seat; default the
+        game's stack at that big blind). The line is replayed on the real rules, and every bet
+        or raise is read on the *real* pot: a size the bot itself makes for an abstract raise
+        (:func:`holdem.analysis.bot.real_raise_to`: the raise's pot fraction of the real pot,
+        legal) is read as that raise; any other size, as a fraction of the real pot after
+        calling, between two abstract fractions is read as the smaller one with the
+        pseudo-harmonic probability of Ganzfried & Sandholm (2013), else as the larger; below
+        the smallest or above the largest it is read as that size; an all-in maps to ``a``
+        where the tree has one. With ``rng`` (a numpy Generator) the reading is drawn with
+        those probabilities, one draw per off-tree size in line order, so the same seed reads a
+        line and every longer line that starts with it the same way: act on this, since a
+        fixed reading is exploitable. Without ``rng`` the likelier size is taken, for display
+        only. Returns (labels, [:class:`Translation` per bet, raise or all-in]); ValueError
+        where the line leaves the tree or breaks the rules.
         """
         from holdem.abstraction.actions import translate
+        from holdem.analysis.bot import real_pot, real_raise_to, real_stack, real_table, replay
 
         if not self.game.supports(CARDS):
             raise ValueError("translate_line() is for No-Limit Hold'em")
-        scale = self.game.cards.table.chips_per_bb / float(big_blind)
+        if stacks is None:
+            stacks = real_stack(self, big_blind)
+        table = real_table(self, 1, big_blind)
+        if np.ndim(stacks) == 0:
+            stacks = (int(stacks),) * self.game.num_players
+        real = self.game.cards.engine.HandState(
+            self.game.cards.engine.TableConfig(tuple(int(s) for s in stacks),
+                                               table.small_blind, table.big_blind, table.ante),
+            rng=np.random.default_rng(0))
         labels, notes = [], []
         for kind, amount in actions:
             try:
-                _, _, _, moves, bet, commit, pot = self._decision(labels)
+                _, _, _, moves, _, _, _ = self._decision(labels)
             except ValueError:
                 raise ValueError(f"the hand is over before {kind!r}") from None
             children = dict(moves)                          # label -> raise-to (tree chips)
@@ -423,15 +448,19 @@ class Blueprint:
                 if label not in children:
                     raise ValueError(f"{kind!r} is not possible at {'/'.join(labels) or 'root'}")
             elif kind in ("bet", "raise", "allin"):
-                current = float(children["c"])
-                pot_after_call = float(pot + bet - commit)
-                raises = sorted((float((to - current) / pot_after_call), lab)
-                                for lab, to in moves if lab not in ("f", "c"))
+                raises = self.raise_fractions(labels)
                 if not raises:
                     raise ValueError(f"no raise is possible at {'/'.join(labels) or 'root'}")
-                x = (float(amount) * scale - current) / pot_after_call
+                if real.is_terminal or real.to_act is None:
+                    raise ValueError(f"the real hand is over before {kind!r}")
+                amount = (real.legal_actions().max_to if kind == "allin" and amount is None
+                          else amount)
+                x = float(amount - real.bet_to) / float(real_pot(real))
+                exact = [lab for f, lab in raises if real_raise_to(f, lab, real) == amount]
                 if kind == "allin" and raises[-1][1] == "a":
                     options = (("a", raises[-1][0], 1.0),)
+                elif exact:
+                    options = ((exact[0], dict((b, a) for a, b in raises)[exact[0]], 1.0),)
                 else:
                     options = tuple((raises[i][1], raises[i][0], p)
                                     for i, p in translate(x, [f for f, _ in raises]))
@@ -440,8 +469,10 @@ class Blueprint:
                 else:
                     pick = max(range(len(options)), key=lambda i: options[i][2])
                 label = options[pick][0]
-                notes.append(Translation(x, label, options[pick][2], options))
+                notes.append(Translation(x, label, options[pick][2], options,
+                                         bool(exact) or (kind == "allin" and label == "a")))
             else:
                 raise ValueError(f"unknown action kind {kind!r}")
+            replay(real, kind, amount)
             labels.append(label)
         return labels, notes

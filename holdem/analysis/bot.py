@@ -7,13 +7,21 @@ history (:func:`real_line`) is mapped onto the abstract betting tree with
 :meth:`Blueprint.translate_line`: a size between two abstract sizes is read as one of them at random
 with the pseudo-harmonic probabilities, drawn once per hand (a fixed reading is exploitable). The
 bot samples an abstract action from the blueprint and :func:`bot_action` turns it back into a legal
-real action. Where the real hand has left the tree (more raises than the tree allows, a street the
-abstract hand never reaches) the bot checks or calls.
+real action: a raise is its abstract pot fraction of the real pot (:func:`real_raise_to`), so the
+bot bets what its tree means however the real pot has drifted from the abstract one. Where the real
+hand has left the tree (more raises than the tree allows, a street the abstract hand never reaches)
+the bot checks or calls.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+
+
+def real_stack(bp, big_blind):
+    """The game's stack in real chips at a big blind of ``big_blind`` chips."""
+    table = bp.game.cards.table
+    return round(big_blind * table.stack / table.big_blind)
 
 
 def real_table(bp, stack, big_blind):
@@ -26,6 +34,35 @@ def real_table(bp, stack, big_blind):
         stacks=(stack,) * bp.game.num_players,
         small_blind=round(big_blind * table.small_blind / table.big_blind),
         big_blind=big_blind, ante=round(big_blind * table.ante / table.big_blind))
+
+
+def real_pot(state):
+    """The real pot once the seat to act has called: what a bet's pot fraction is of."""
+    return state.pot_total + state.bet_to - state.street_commitments[state.to_act]
+
+
+def real_raise_to(fraction, label, state):
+    """The real raise-to of an abstract raise ``label`` whose size is ``fraction`` of the pot
+    after calling (:meth:`Blueprint.raise_fractions`) for the seat to act of ``state``: that
+    fraction of the *real* pot after calling, rounded to chips and clamped to what is legal;
+    ``a`` is the real all-in; 0 where no raise is legal. What the bot bets, and the size
+    :meth:`Blueprint.translate_line` reads as ``label`` exactly."""
+    legal = state.legal_actions()
+    if legal.min_to == 0:
+        return 0
+    if label == "a":
+        return legal.max_to
+    to = state.bet_to + round(fraction * float(real_pot(state)))
+    return min(max(to, legal.min_to), legal.max_to)
+
+
+def replay(state, kind, amount):
+    """Apply one (kind, amount) pair of :func:`real_line` to ``state``."""
+    if kind == "allin":
+        return state.do_all_in()
+    if kind in ("bet", "raise"):
+        return getattr(state, f"do_{kind}")(int(amount))
+    return getattr(state, f"do_{kind}")()
 
 
 def bot_action(label, legal, raise_to=0):
@@ -76,13 +113,14 @@ class BlueprintBot:
         self._hand, self._hand_seed = None, 0
 
     def translate(self, state):
-        """(abstract labels, Translations) of the real hand so far. Off-tree sizes are read at
-        random with the pseudo-harmonic probabilities; the draws are seeded once per hand, so
-        the bot keeps its reading of a bet for the rest of the hand."""
+        """(abstract labels, Translations) of the real hand so far, read on the real pot.
+        Off-tree sizes are read at random with the pseudo-harmonic probabilities; the draws are
+        seeded once per hand, so the bot keeps its reading of a bet for the rest of the hand."""
         if state is not self._hand:
             self._hand, self._hand_seed = state, int(self.rng.integers(2**63))
         return self.bp.translate_line(real_line(state), self.big_blind,
-                                      rng=np.random.default_rng(self._hand_seed))
+                                      rng=np.random.default_rng(self._hand_seed),
+                                      stacks=state.config.stacks)
 
     def reading(self, state):
         """How the bot reads the last action of the hand, a bet, raise or all-in, in words;
@@ -98,7 +136,7 @@ class BlueprintBot:
         options = " or ".join(f"{label} ({meaning[label]}) {100 * p:.0f}%"
                               for label, _, p in note.options)
         return (f"{note.fraction:.2f} x pot is not a size of the bot's tree: it reads it as "
-                f"{options} (pseudo-harmonic, drawn once per hand)")
+                f"{options} (pseudo-harmonic on the real pot, drawn once per hand)")
 
     def decide(self, state):
         """The bot's :class:`Decision` for the seat to act of ``state``."""
@@ -106,7 +144,7 @@ class BlueprintBot:
         me, legal = state.to_act, state.legal_actions()
         try:
             labels, _ = self.translate(state)
-            player, street, moves = bp.actions_at(labels)
+            player, street, _ = bp.actions_at(labels)
             if player != me or street != int(state.street):
                 raise ValueError("the abstract hand does not reach this decision")
         except ValueError as exc:
@@ -116,8 +154,9 @@ class BlueprintBot:
         p = np.array(list(probs.values()))
         index = int(self.rng.choice(len(p), p=p / p.sum()))
         label = list(probs)[index]
-        raise_to = moves[index][1] * self.scale
-        return Decision(bot_action(label, legal, round(raise_to)), labels, probs, label)
+        fraction = dict((lab, f) for f, lab in bp.raise_fractions(labels)).get(label, 0.0)
+        return Decision(bot_action(label, legal, real_raise_to(fraction, label, state)),
+                        labels, probs, label)
 
 
 def warm_up(bp):

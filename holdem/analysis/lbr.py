@@ -38,7 +38,7 @@ from holdem.analysis import lbr_kernels as lk
 from holdem.analysis.headtohead import blueprint_store, bot_tables
 from holdem.cards import card_tuple, describe_cards, repeated_card
 from holdem.games import LINES
-from holdem.games.tree import ActionCode
+from holdem.games.tree import ActionCode, NodeKind
 from holdem.store.store import RegretStore
 
 DEFAULT_HANDS = 100_000
@@ -79,13 +79,19 @@ DEFAULT_ALLIN_SAMPLES = 1000
 STAT_NAMES = ("decisions", "range_updates", "boards", "strategy_rows", "equity_preflop",
               "equity_flop", "equity_turn", "equity_river", "lbr_folds", "lbr_calls",
               "lbr_raises", "folds_to_raises", "raises_preflop", "raises_flop", "raises_turn",
-              "raises_river", "passive_calls", "translated", "off_tree", "max_branches")
+              "raises_river", "passive_calls", "translated", "off_tree", "max_branches",
+              "belief_checks", "bad_branches", "true_node_missing", "empty_beliefs",
+              "dropped_readings")
 """Kernel counters in :attr:`LbrResult.stats`: LBR decisions, Bayes updates, boards scored,
 per-bucket strategy rows read, equity vectors computed per street, LBR's decisions by kind
 (fold, check/call, bet/raise), the blueprint's folds right after an LBR raise, LBR's raises per
 street, its checks and calls on the streets before its rounds, its actions the bot read as one
-of two abstract sizes, the hands in which the bot left its tree, and the most abstract nodes
-LBR's belief held at once (its maximum, not a sum)."""
+of two abstract sizes, the hands in which the bot left its tree, the most abstract nodes
+LBR's belief held at once (its maximum, not a sum), and the checks of LBR's model of the bot
+(:func:`lbr_kernels.audit_belief`): LBR decisions checked, belief branches at a node the bot
+cannot be at, decisions whose belief missed the bot's node and cards, beliefs that lost every
+combo (and fell back to a uniform range), readings dropped for want of room. The last four are
+0 when LBR's belief is the bot's posterior."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,33 @@ class LbrSetting:
         return self.actions in ("fcpa", "56")
 
 
+@dataclass(frozen=True)
+class FoldCheck:
+    """LBR's model of the bot against the bot: over ``bets`` bets and raises of LBR that the
+    bot answered, the fold probability LBR's belief gave each (summed: ``predicted``) and the
+    bot's actual folds (``folded``). Where the belief is the bot's posterior, each answer is a
+    fold with exactly the predicted probability, so ``folded - predicted`` has mean 0 and
+    variance ``variance`` (the sum of p (1 - p))."""
+
+    bets: int
+    predicted: float
+    folded: int
+    variance: float
+
+    @property
+    def z(self):
+        """(folded - predicted) in standard deviations (0 when nothing varies)."""
+        gap = self.folded - self.predicted
+        return gap / math.sqrt(self.variance) if self.variance > 0 else 0.0
+
+    def line(self):
+        if self.bets == 0:
+            return "fold check: LBR made no bet the bot answered"
+        return (f"fold check: {self.bets:,} bets, LBR predicted folds "
+                f"{self.predicted / self.bets:.4f}, the bot folded {self.folded / self.bets:.4f} "
+                f"(z = {self.z:+.2f})")
+
+
 @dataclass
 class LbrResult:
     mbb_per_hand: float     # LBR's mean winnings: a lower bound on the exploitability
@@ -134,6 +167,7 @@ class LbrResult:
     stats: dict = field(default_factory=dict)   # kernel counters (STAT_NAMES)
     setting: LbrSetting = LbrSetting()
     per_deal: np.ndarray = field(default=None, repr=False)   # mbb per duplicate deal
+    folds: "FoldCheck" = None   # the bot's folds to LBR's raises, predicted and actual
 
     @property
     def hands_per_second(self):
@@ -205,6 +239,7 @@ def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAU
         children = np.full((2, 1), -1, dtype=np.int64)
         num_buckets, stride = np.ones(4, dtype=np.int64), 1
         raise_to = is_allin = np.zeros(1, dtype=np.int64)
+        fraction = np.zeros(1, dtype=np.float64)
         chips = (1, 1, 0)
     else:
         children = bot_tables(game)[:2]
@@ -213,6 +248,7 @@ def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAU
         lines = game.lines
         raise_to = np.asarray(lines.raise_to, dtype=np.int64)
         is_allin = np.array([label == "a" for label in lines.labels], dtype=np.int64)
+        fraction = raise_fractions(game)
         table = game.cards.table
         chips = (table.chips(table.stack), table.chips(table.big_blind), table.chips(table.ante))
     return lk.LbrSpec(stride=np.int64(stride), num_buckets=num_buckets,
@@ -221,13 +257,32 @@ def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAU
                       combo_mask=mask, preflop_samples=np.int64(preflop_samples),
                       allin_samples=np.int64(allin_samples),
                       bucket_samples=np.int64(bucket_samples), raise_to=raise_to,
-                      is_allin=is_allin, stack=np.int64(chips[0]),
+                      fraction=fraction, is_allin=is_allin, stack=np.int64(chips[0]),
                       big_blind=np.int64(chips[1]), ante=np.int64(chips[2]),
                       fractions=np.array(setting.fractions, dtype=np.float64),
                       bet_allin=np.int64(setting.bet_allin),
                       abstract=np.int64(setting.actions == "abstract"),
                       first_round=np.int64(ROUNDS[setting.rounds] if first_round is None
                                            else first_round))
+
+
+def raise_fractions(game):
+    """float64[num_nodes]: for each node reached by a raise of a heads-up tree, that raise's
+    size as a fraction of the pot after calling at its parent (chips beyond the call over the
+    pot once called: what :meth:`Blueprint.raise_fractions` gives, bit for bit); 0 elsewhere."""
+    tree, lines = game.tree, game.lines
+    out = np.zeros(tree.kind.shape[0], dtype=np.float64)
+    raise_to = np.asarray(lines.raise_to, dtype=np.int64)
+    for node in np.flatnonzero(tree.kind == NodeKind.DECISION):
+        c0, na = int(tree.child_start[node]), int(tree.num_actions[node])
+        me = int(tree.player[node])
+        call = c0 + (1 if lines.labels[c0] == "f" else 0)
+        pot = float(int(tree.contrib[node].sum())
+                    + int(tree.contrib[node, 1 - me] - tree.contrib[node, me]))
+        current = float(raise_to[call])
+        for c in range(call + 1, c0 + na):
+            out[c] = (int(raise_to[c]) - current) / pot
+    return out
 
 
 def make_work(game=None):
@@ -259,7 +314,8 @@ def make_work(game=None):
         cand_to=np.zeros(candidates, np.int64),
         response=np.zeros((branches, actions, 5), np.float64),
         response_ready=np.zeros((branches, actions), np.int64),
-        opt_child=np.zeros(2, np.int64), opt_prob=np.zeros(2, np.float64))
+        opt_child=np.zeros(2, np.int64), opt_prob=np.zeros(2, np.float64),
+        cand_fold=np.zeros(candidates, np.float64), audit=np.zeros(lk.NUM_AUDIT, np.float64))
 
 
 def _check_game(game):
@@ -339,9 +395,12 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
           else float("inf"))
     stats = np.sum([w.stats for w in works], axis=0)
     stats[lk.STAT_MAX_BRANCHES] = max(int(w.stats[lk.STAT_MAX_BRANCHES]) for w in works)
+    audit = np.sum([w.audit for w in works], axis=0)
+    folds = FoldCheck(bets=int(audit[lk.AUD_BETS]), predicted=float(audit[lk.AUD_PREDICTED]),
+                      folded=int(audit[lk.AUD_FOLDED]), variance=float(audit[lk.AUD_VARIANCE]))
     return LbrResult(mbb_per_hand=mean, ci95=ci, hands=2 * deals, seconds=seconds,
                      stats=dict(zip(STAT_NAMES, stats.tolist())), setting=setting,
-                     per_deal=out * scale)
+                     per_deal=out * scale, folds=folds)
 
 
 def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,

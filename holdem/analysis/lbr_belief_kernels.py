@@ -34,6 +34,8 @@ MAX_BRANCHES = 16               # abstract nodes LBR's belief keeps at once (mod
 STAT_UPDATES = 1                # Bayes updates of the range (blueprint actions)
 STAT_LOOKUPS = 3                # per-bucket strategy rows read from the store
 STAT_MAX_BRANCHES = 19          # the most branches LBR's belief held at once
+STAT_EMPTY = 23                 # beliefs that lost every combo (fell back to a uniform range)
+STAT_DROPPED = 24               # readings dropped because the belief held MAX_BRANCHES
 
 
 # --------------------------------------------------------------------------------------------
@@ -68,7 +70,8 @@ def normalize_range(work, street):
             row = work.range[b]
             for i in range(n):
                 row[live[i]] *= inv
-    else:                       # cannot happen with exact arithmetic; stay defined
+    else:                       # the bot did what LBR's model says it cannot: counted, and
+        work.stats[STAT_EMPTY] += 1     # the tests require it never to happen
         work.num_branches[0] = 1
         for i in range(n):
             work.range[0, live[i]] = 1.0 / n
@@ -132,9 +135,11 @@ def _split_branch(work, b, street, num):
     p1 = work.opt_prob[1]
     nb = work.num_branches[0]
     if nb >= MAX_BRANCHES:
+        work.stats[STAT_DROPPED] += 1
         work.node[b] = work.opt_child[0] if p0 >= p1 else work.opt_child[1]
         return
-    work.node[nb] = work.opt_child[1]
+    work.node[b] = work.opt_child[0]       # (this line was missing: the first reading
+    work.node[nb] = work.opt_child[1]      # stayed at the node before the bet)
     for i in range(n):
         c = live[i]
         work.range[nb, c] = work.range[b, c] * p1
@@ -147,8 +152,8 @@ def lbr_moves(tree, spec, work, kind, to, all_in):
     """LBR took a real action: every branch follows the bot's reading(s) of it."""
     street = work.real[R_STREET]
     for b in range(work.num_branches[0]):
-        num = translate_action(tree, spec, work.node[b], kind, to, all_in, work.opt_child,
-                               work.opt_prob)
+        num = translate_action(tree, spec, work.node[b], kind, to, all_in, work.real,
+                               work.opt_child, work.opt_prob)
         _split_branch(work, b, street, num)
     _tidy_branches(work, street)
 
@@ -201,7 +206,7 @@ def update_range(tree, store, spec, seat, kind, to, work):
                 for a in range(na):
                     s += mask[a] * work.strategy[buckets[c], a]
                 row[c] *= s
-        num = translate_action(tree, spec, node, kind, to, all_in, work.opt_child,
+        num = translate_action(tree, spec, node, kind, to, all_in, real, work.opt_child,
                                work.opt_prob)
         _split_branch(work, b, street, num)
     _tidy_branches(work, street)

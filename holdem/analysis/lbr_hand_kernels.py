@@ -6,10 +6,10 @@ raises. ``real`` (int64[NUM_REAL], the ``R_*`` fields below) is that hand's stat
 (fold, check or call, bet or raise) and, for a raise, the street commitment it raises to.
 
 The blueprint plays on its abstract tree as the bot of ``play`` does: :func:`translate_action`
-is its reading of a real action at an abstract node (``translate_line``: an off-tree size
-between two abstract sizes is either, with the pseudo-harmonic probability),
-:func:`bot_real_action` the real action for one of its abstract actions, and :func:`on_tree`
-whether an abstract node still matches the real hand. ``spec`` is
+is its reading of a real action at an abstract node (``translate_line``: on the real pot, an
+off-tree size between two abstract sizes is either, with the pseudo-harmonic probability),
+:func:`bot_real_action` the real action for one of its abstract actions (its pot fraction of
+the real pot), and :func:`on_tree` whether an abstract node still matches the real hand. ``spec`` is
 :data:`holdem.analysis.lbr_kernels.LbrSpec`.
 """
 
@@ -109,11 +109,33 @@ def real_apply(spec, real, kind, to):
 # Translation between the real hand and the abstract tree
 # --------------------------------------------------------------------------------------------
 
+@njit_inline
+def real_pot(real):
+    """The real pot once the seat to act has called: what a bet's pot fraction is of."""
+    return real[R_CONTRIB] + real[R_CONTRIB + 1] + real_to_call(real)
+
+
 @njit
-def translate_action(tree, spec, node, kind, to, all_in, opt_child, opt_prob):
-    """How the bot reads a real action taken at abstract ``node`` (``translate_line``):
-    its one or two readings into ``opt_child`` / ``opt_prob``; returns how many (0: the action
-    leaves the tree). ``to``: a raise's street commitment; ``all_in``: the raise is all-in."""
+def bot_raise_to(spec, real, child):
+    """The real street commitment of the bot's abstract raise leading to ``child``: its pot
+    fraction (``spec.fraction``) of the real pot after calling, rounded to chips and clamped to
+    the legal range; the tree's all-in is the real all-in. Needs a legal raise (``real_max_to``
+    above 0)."""
+    max_to = real_max_to(spec, real)
+    if spec.is_allin[child]:
+        return max_to
+    to = real[R_BET] + np.int64(np.rint(spec.fraction[child] * float(real_pot(real))))
+    return min(max(to, real_min_to(spec, real, max_to)), max_to)
+
+
+@njit
+def translate_action(tree, spec, node, kind, to, all_in, real, opt_child, opt_prob):
+    """How the bot reads a real action taken at abstract ``node`` on the real hand ``real``
+    (before it is applied; ``translate_line``): its one or two readings into ``opt_child`` /
+    ``opt_prob``; returns how many (0: the action leaves the tree). ``to``: a raise's street
+    commitment; ``all_in``: the raise is all-in. A raise is read on the real pot: the size the
+    bot itself makes for an abstract raise (:func:`bot_raise_to`) is that raise; any other is
+    its fraction of the real pot after calling, between the abstract raises' fractions."""
     if node < 0 or tree.kind[node] != DECISION:
         return 0
     if kind == ActionCode.FOLD:
@@ -135,22 +157,23 @@ def translate_action(tree, spec, node, kind, to, all_in, opt_child, opt_prob):
         opt_child[0] = last
         opt_prob[0] = 1.0
         return 1
-    current = float(spec.raise_to[call])
-    me = tree.player[node]
-    to_call = tree.contrib[node, 1 - me] - tree.contrib[node, me]
-    pot = float(tree.contrib[node].sum() + to_call)
-    x = (float(to) - current) / pot
-    if x <= (spec.raise_to[first] - current) / pot:
+    for c in range(first, last + 1):
+        if bot_raise_to(spec, real, c) == to:
+            opt_child[0] = c
+            opt_prob[0] = 1.0
+            return 1
+    x = float(to - real[R_BET]) / float(real_pot(real))
+    if x <= spec.fraction[first]:
         opt_child[0] = first
         opt_prob[0] = 1.0
         return 1
-    if x >= (spec.raise_to[last] - current) / pot:
+    if x >= spec.fraction[last]:
         opt_child[0] = last
         opt_prob[0] = 1.0
         return 1
     for c in range(first, last):
-        a = (spec.raise_to[c] - current) / pot
-        b = (spec.raise_to[c + 1] - current) / pot
+        a = spec.fraction[c]
+        b = spec.fraction[c + 1]
         if a <= x <= b:
             if x == a or x == b:
                 opt_child[0] = c if x == a else c + 1
@@ -168,18 +191,14 @@ def translate_action(tree, spec, node, kind, to, all_in, opt_child, opt_prob):
 def bot_real_action(spec, real, child, fold_child, call_child):
     """The real action for the bot's abstract action leading to ``child`` (``bot_action`` of
     :mod:`holdem.analysis.bot`): (ActionCode, street commitment). A fold with nothing to call
-    checks; a raise the rules do not allow calls; sizes are clamped to the legal range."""
+    checks; a raise the rules do not allow calls; a raise is :func:`bot_raise_to`."""
     if child == fold_child:
         if real_to_call(real) > 0:
             return ActionCode.FOLD, np.int64(0)
         return ActionCode.CALL, np.int64(0)
-    max_to = real_max_to(spec, real)
-    if child == call_child or max_to == 0:
+    if child == call_child or real_max_to(spec, real) == 0:
         return ActionCode.CALL, np.int64(0)
-    if spec.is_allin[child]:
-        return ActionCode.RAISE, max_to
-    to = max(spec.raise_to[child], real_min_to(spec, real, max_to))
-    return ActionCode.RAISE, min(to, max_to)
+    return ActionCode.RAISE, bot_raise_to(spec, real, child)
 
 
 @njit

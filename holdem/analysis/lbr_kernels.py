@@ -60,6 +60,7 @@ from holdem.analysis.equity_kernels import (NUM_CODES, NUM_COMBOS, STAT_BOARDS, 
                                             STAT_STREETS, allin_equity, combo_of,
                                             street_equity)
 from holdem.analysis.lbr_belief_kernels import (MAX_BRANCHES,  # noqa: F401
+                                                STAT_DROPPED, STAT_EMPTY,
                                                 STAT_MAX_BRANCHES, branch_weight,
                                                 bucket_strategies, decision_equity, lbr_moves,
                                                 normalize_range, prepare_street, update_range)
@@ -71,6 +72,7 @@ from holdem.analysis.lbr_hand_kernels import (NUM_REAL, R_BET, R_COMMIT,  # noqa
 from holdem.analysis.play_kernels import sample_average
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
 from holdem.games.tree import ActionCode
+from holdem.games.tree_kernels import DECISION
 
 # stats[] counters (for tools/bench_lbr.py and the tests); STAT_BOARDS (2) and STAT_STREETS
 # (4 + street) count in equity_kernels, STAT_UPDATES (1), STAT_LOOKUPS (3) and
@@ -84,7 +86,17 @@ STAT_STREET_RAISES = 12         # [12 + street]: LBR's bets and raises on that s
 STAT_PASSIVE = 16               # LBR's checks and calls on streets before first_round
 STAT_TRANSLATED = 17            # LBR actions the bot read as one of two abstract sizes
 STAT_OFF_TREE = 18              # hands in which the bot left its abstract tree
-NUM_STATS = 20
+STAT_BELIEF_CHECKS = 20         # LBR decisions at which its belief was checked against the bot
+STAT_BAD_BRANCHES = 21          # belief branches at a decision the bot cannot be at
+STAT_TRUE_MISSING = 22          # decisions whose belief lacked the bot's node and cards
+NUM_STATS = 25                  # (23, 24: STAT_EMPTY, STAT_DROPPED in lbr_belief_kernels)
+
+# audit[] sums: LBR's bets and raises against the bot's answers, for the fold calibration
+AUD_BETS = 0                    # LBR bets and raises the bot answered
+AUD_PREDICTED = 1               # sum of the fold probability LBR's model gave each
+AUD_FOLDED = 2                  # how many the bot folded to
+AUD_VARIANCE = 3                # sum of p (1 - p): the variance of AUD_FOLDED - AUD_PREDICTED
+NUM_AUDIT = 4
 
 LbrSpec = namedtuple("LbrSpec", [
     "stride",           # int: infoset key = history * stride + bucket
@@ -97,6 +109,7 @@ LbrSpec = namedtuple("LbrSpec", [
     "allin_samples",    # int: boards for a preflop all-in's expectation; 0 = no expectation
     "bucket_samples",   # int: 0 = LBR sees its cards; else it sees only its bucket postflop
     "raise_to",         # int64[num_nodes]: street commitment after the action leading here
+    "fraction",         # float64[num_nodes]: a raise's pot fraction at its parent (lbr.py)
     "is_allin",         # int64[num_nodes]: 1 where that action is the tree's all-in (``a``)
     "stack",            # int: chips per seat before antes and blinds
     "big_blind",        # int: chips
@@ -149,6 +162,8 @@ LbrWork = namedtuple("LbrWork", [
     "response_ready",   # int64[MAX_BRANCHES, max_actions]
     "opt_child",    # int64[2]: a translation's readings ...
     "opt_prob",     # float64[2]: ... and their probabilities
+    "cand_fold",    # float64[max candidates]: the bot's fold probability after each raise
+    "audit",        # float64[NUM_AUDIT]: the fold calibration sums (AUD_*)
 ])
 """Scratch of the LBR kernels (built by :func:`holdem.analysis.lbr.make_work`)."""
 
@@ -289,6 +304,7 @@ def lbr_action(tree, store, spec, seat, work):
     best = 0
     for a in range(m):
         kind = work.cand_kind[a]
+        work.cand_fold[a] = 0.0
         if kind == ActionCode.FOLD:
             u = -contrib_me
         elif kind == ActionCode.CALL:
@@ -305,7 +321,7 @@ def lbr_action(tree, store, spec, seat, work):
             e_stay = 0.0
             for b in range(nb):
                 num = translate_action(tree, spec, work.node[b], ActionCode.RAISE, to, all_in,
-                                       work.opt_child, work.opt_prob)
+                                       real, work.opt_child, work.opt_prob)
                 if num == 0:            # off the tree: the bot checks or calls
                     w = branch_weight(work, b, street)
                     e = 0.0
@@ -333,6 +349,7 @@ def lbr_action(tree, store, spec, seat, work):
                 wp_call = wp
             called0 = float(real[R_CONTRIB] - real[R_COMMIT] + to)
             called1 = float(real[R_CONTRIB + 1] - real[R_COMMIT + 1] + to)
+            work.cand_fold[a] = fp
             u = (fp * float(real[R_CONTRIB + other])
                  + (1.0 - fp) * (wp_call * (called0 + called1)
                                  - (called0 if seat == 0 else called1)))
@@ -376,7 +393,7 @@ def _bot_moves(tree, spec, work, node, kind, to, state):
     readings it had: its reading, drawn where there are two (the draw is the bot's and LBR
     never sees it); -1 once it leaves the tree."""
     num = translate_action(tree, spec, node, kind, to, kind == ActionCode.RAISE
-                           and to == real_max_to(spec, work.real), work.opt_child,
+                           and to == real_max_to(spec, work.real), work.real, work.opt_child,
                            work.opt_prob)
     if num == 0:
         return np.int64(-1), num
@@ -384,6 +401,29 @@ def _bot_moves(tree, spec, work, node, kind, to, state):
         pick = work.opt_child[0] if rng.uniform(state) < work.opt_prob[0] else work.opt_child[1]
         return pick, num
     return work.opt_child[0], num
+
+
+@njit
+def audit_belief(tree, work, seat, bp_node, bp_combo):
+    """Check LBR's belief against the bot at one of LBR's decisions (``work.stats``): every
+    branch with weight sits where the bot can be (off its tree, or LBR's decision on this
+    street), and the bot's own node -- read the same way -- holds the bot's real cards."""
+    real = work.real
+    street = real[R_STREET]
+    true_node = bp_node if on_tree(tree, real, bp_node, seat) else np.int64(-1)
+    found = False
+    for b in range(work.num_branches[0]):
+        node = work.node[b]
+        if branch_weight(work, b, street) <= 0.0:
+            continue
+        if node >= 0 and tree.kind[node] == DECISION and not on_tree(tree, real, node, seat):
+            work.stats[STAT_BAD_BRANCHES] += 1
+        canonical = node if on_tree(tree, real, node, seat) else np.int64(-1)
+        if canonical == true_node and work.range[b, bp_combo] > 0.0:
+            found = True
+    if not found:
+        work.stats[STAT_TRUE_MISSING] += 1
+    work.stats[STAT_BELIEF_CHECKS] += 1
 
 
 @njit
@@ -407,17 +447,21 @@ def play_seat(tree, tables, store, spec, work, seat, state):
     bp_node = np.int64(0)
     street = 0
     lbr_raised = False
+    predicted = -1.0                    # the fold probability of LBR's pending raise
     while real[R_OVER] == 0:
         if real[R_STREET] != street:
             street = real[R_STREET]
             prepare_street(tables, spec, work, street)
             normalize_range(work, street)       # drops combos holding the new cards
         if real[R_PLAYER] == seat:
+            audit_belief(tree, work, seat, bp_node, bp_combo)
             if street >= spec.first_round:
                 decision_equity(spec, work, street, state)
                 a = lbr_action(tree, store, spec, seat, work)
                 kind = work.cand_kind[a]
                 to = work.cand_to[a]
+                if kind == ActionCode.RAISE:
+                    predicted = work.cand_fold[a]
             else:
                 kind = ActionCode.CALL
                 to = np.int64(0)
@@ -444,6 +488,13 @@ def play_seat(tree, tables, store, spec, work, seat, state):
                     bp_node = -1
                 kind = ActionCode.CALL
                 to = np.int64(0)
+            if predicted >= 0.0:
+                work.audit[AUD_BETS] += 1.0
+                work.audit[AUD_PREDICTED] += predicted
+                work.audit[AUD_VARIANCE] += predicted * (1.0 - predicted)
+                if kind == ActionCode.FOLD:
+                    work.audit[AUD_FOLDED] += 1.0
+                predicted = -1.0
             update_range(tree, store, spec, bp, kind, to, work)
             if kind == ActionCode.FOLD and lbr_raised:
                 work.stats[STAT_FOLDED_TO] += 1

@@ -291,6 +291,8 @@ def _play(args):
             print(f"bucket-only ({args.lbr_bucket_samples} draws per street) {result.line()}")
         else:
             print(result.line())
+        if result.folds is not None and result.folds.bets:
+            print(result.folds.line())
         if result.advice():
             print(result.advice())
         name = "lbr" if len(args.lbr) == 1 else f"lbr {setting}"

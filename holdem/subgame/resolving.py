@@ -22,7 +22,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from holdem.analysis.bot import BlueprintBot, Decision, bot_action, real_line
+from holdem.analysis.bot import (BlueprintBot, Decision, bot_action, real_line,
+                                 real_raise_to)
 from holdem.games.nlhe.records import ActionKind
 from holdem.subgame.blueprint import subgame_ranges
 from holdem.subgame.solver import COMBOS, Spot, SubgameSolver, combo_index
@@ -135,15 +136,20 @@ class ResolvingBot:
     solve; ``menu``: the subgame's bet sizes, one :class:`BetMenu` or {street: BetMenu} by the
     street a solve starts on (default: :data:`TURN_MENU` from the turn, ``BetMenu()`` -- half
     pot, pot, all-in -- on the river); ``min_weight``: combos under this share of their
-    range's largest weight are left out; ``cache``: a :class:`SolveCache` shared by bots."""
+    range's largest weight are left out; ``cache``: a :class:`SolveCache` shared by bots;
+    ``time_limit``: seconds a solve may run (it stops at its first check past them);
+    ``progress``: called as ``progress(street, solver)`` when a solve starts, it returns None
+    or the ``progress(iterations, exploitability_pct, seconds)`` of
+    :meth:`SubgameSolver.solve` for that solve (``play`` shows a solve's progress with it)."""
 
     def __init__(self, bp, big_blind, rng, street=RIVER, target=0.5, max_iterations=300,
                  menu=None, threads=1, min_weight=1e-3, safe=False, safe_values="average",
-                 cache=None):
+                 cache=None, time_limit=None, progress=None):
         self.blueprint = BlueprintBot(bp, big_blind, rng)
         self.bp, self.big_blind, self.rng = bp, big_blind, rng
         self.street = STREETS.get(street, street)
         self.target, self.max_iterations = target, max_iterations
+        self.time_limit, self.progress = time_limit, progress
         if menu is None and safe and self.street in (TURN, RIVER):
             from holdem.subgame.blueprint import blueprint_menu
 
@@ -169,7 +175,8 @@ class ResolvingBot:
         prefix = [a for a, rec in zip(real_line(state), state.actions) if int(rec.street) < street]
         try:
             labels, _ = self.bp.translate_line(
-                prefix, self.big_blind, rng=np.random.default_rng(self.blueprint._hand_seed))
+                prefix, self.big_blind, rng=np.random.default_rng(self.blueprint._hand_seed),
+                stacks=state.config.stacks)
             node_range = self.bp.range(labels, state.board[:street + 2])
         except ValueError:
             return None
@@ -277,7 +284,7 @@ class ResolvingBot:
                    spot.ranges[1].tobytes(), repr(spot.menu),
                    tuple(sorted((k, tuple(sorted(v))) for k, v in extra.items())),
                    None if values is None else (self._opponent(state), values.tobytes()),
-                   self.target, self.max_iterations)
+                   self.target, self.max_iterations, self.time_limit)
             solver = self.cache.get(key)
             if solver is not None:
                 self.reused += 1
@@ -285,7 +292,9 @@ class ResolvingBot:
         solver = SubgameSolver(spot, threads=self.threads)
         if values is not None:
             solver.set_gadget(self._opponent(state), values)
-        solver.solve(target=self.target, max_iterations=self.max_iterations)
+        report = None if self.progress is None else self.progress(street, solver)
+        solver.solve(target=self.target, max_iterations=self.max_iterations,
+                     time_limit=self.time_limit, progress=report)
         solver.close()
         self.solves += 1
         if key is not None:
@@ -345,7 +354,7 @@ class ResolvingBot:
 
     def _blueprint_policy(self, state):
         """(labels, actions, probs) of the blueprint for every combo (see :meth:`policy`)."""
-        bp, tree, rules = self.bp, self.bp.game.tree, self.bp.game.rules
+        bp, tree = self.bp, self.bp.game.tree
         me, legal = state.to_act, state.legal_actions()
         try:
             labels, _ = self.blueprint.translate(state)
@@ -356,9 +365,9 @@ class ResolvingBot:
             node_range = bp.range(labels, state.board)
         except ValueError:
             return ["c"], [bot_action("c", legal)], np.ones((1, len(COMBOS)))
-        c0 = int(tree.child_start[node])
-        actions = [bot_action(label, legal, round(rules.raise_to[c0 + a] * self.blueprint.scale))
-                   for a, label in enumerate(node_range.actions)]
+        fraction = {label: f for f, label in bp.raise_fractions(labels)}
+        actions = [bot_action(label, legal, real_raise_to(fraction.get(label, 0.0), label, state))
+                   for label in node_range.actions]
         probs = np.zeros((len(actions), len(COMBOS)))
         index = [combo_index(a, b) for a, b in node_range.combos.tolist()]
         probs[:, index] = node_range.mix.T
