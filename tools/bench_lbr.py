@@ -2,6 +2,9 @@
 
 Prints, one ``name: value unit`` per line: the LBR result and hands/s for a checkpoint (or for
 a constant opponent of a config's game: ``--policy fold`` must give exactly 750 mbb/hand), the
+check of LBR's model of the bot (the fold probability its belief predicted for its bets against
+the bot's folds, with z; and the belief counters ``bad_branches``, ``true_node_missing``,
+``empty_beliefs``, ``dropped_readings``, which are 0 when the belief is the bot's posterior), the
 kernel counters per hand, and the time split: the equity vectors (measured separately per
 street on random spots, times how many the match computed) against the rest (range updates,
 strategy look-ups, buckets, playing the hands).
@@ -114,6 +117,7 @@ def main(argv=None):
     print(f"setting: {setting}; threads: {args.threads}")
     print(result.line())
     print(f"speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
+    print(result.folds.line())
     if args.station:
         station = station_match(game, store, args, samples)
         gain = result.per_deal - station.per_deal
@@ -123,7 +127,8 @@ def main(argv=None):
         print(f"LBR's decisions add: {gain.mean():.1f} ± {ci:.1f} mbb/hand (the same deals, "
               "paired)")
     for key, value in result.stats.items():
-        if key == "max_branches":                   # a maximum, not a count
+        if key in ("max_branches", "belief_checks", "bad_branches", "true_node_missing",
+                   "empty_beliefs", "dropped_readings"):    # a maximum, or counts to read whole
             print(f"{key}: {value}")
         else:
             print(f"{key} per hand: {value / result.hands:.2f}")
