@@ -327,7 +327,7 @@ def test_actors_that_never_start_stop_the_run_within_the_budget(cluster, shm_dir
         config_mod.load(ROOT / "configs" / "hunl_default.yaml"), train={"num_workers": 2},
         game={"buckets": str(tmp_path / "missing.buckets")}))
 
-    def make_pool(config, num_workers, allocator, store_state):
+    def make_pool(config, num_workers, allocator, store_state, record_bytes=None):
         return RayPool(num_workers, broken, store=store_state)
 
     executor = ProcessExecutor(make_game(config), config, 2, make_pool=make_pool)

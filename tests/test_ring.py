@@ -3,6 +3,7 @@ they lie, many at once; malformed records rejected with nothing of them merged."
 
 import multiprocessing as mp
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,13 +14,15 @@ from holdem.runtime import protocol, ring, shm
 from holdem.runtime.executor import Batch
 from holdem.runtime.process import Pending
 from holdem.runtime.worker import (BatchRunner, Stopped, UnmergedGate, flush_iterations,
-                                   pair_flush, unmerged_cap)
+                                   largest_flush, pair_flush, unmerged_cap)
 from holdem.store import delta as delta_mod
 from holdem.store import record_kernels as rk
 from holdem.store.records import RecordArena, decode_delta, encode_delta
 from holdem.store.delta import RowMerger
 from holdem.store.merge import AFTER_FAILURE, BAD_KEYS, merge_arena
 from holdem.store.store import RegretStore, read_only_view
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -328,3 +331,54 @@ def test_a_slow_main_process_holds_workers_to_the_cap_and_counts_their_waits(
                             "train/unmerged_iters_max"} <= set(x) for x in scalars)
     assert sum(x["train/unmerged_waits"] for x in scalars) > 0
     assert max(x["train/unmerged_iters_max"] for x in scalars) <= 300
+
+
+# -- rings sized from the records -----------------------------------------------------------------
+def test_rings_are_sized_from_the_largest_record():
+    assert ring.ring_bytes_for(None) == ring.DEFAULT_BYTES
+    assert ring.ring_bytes_for(100_000) == ring.DEFAULT_BYTES       # small records: the least
+    assert ring.ring_bytes_for(10_000_000) == 39 << 20              # 4 records, whole MiB
+    assert ring.ring_bytes_for(10 ** 9) == ring.MAX_BYTES
+
+
+@pytest.mark.slow
+def test_hunl_blueprint_records_fit_their_ring_at_15_workers_flush(tmp_path):
+    """15 workers on hunl_blueprint flush at most the cap's 1,428 iterations (the pacer's floor
+    rises towards it: the 2-core figures put their paced records at 4.2 MB, over the 2 MB an
+    8 MB ring took). The ring the executor sizes from its probe takes that record, and as many
+    50-iteration records as the cap lets a worker leave unmerged, against a warmed store:
+    nothing goes through the pipe."""
+    from holdem.runtime.process import ProcessExecutor
+    from holdem.store.merge import merge_one
+
+    config = config_mod.with_overrides(config_mod.load(ROOT / "configs" / "hunl_blueprint.yaml"),
+                                       train={"num_workers": 15})
+    game = make_game(config)
+    executor = ProcessExecutor(game, config, 15, pool=object())
+    executor.prepare(None)
+    cap = unmerged_cap(config, 15)
+    assert cap == 1_428 and largest_flush(config, 15) == cap
+    size = ring.ring_bytes_for(executor.record_bytes)
+
+    store, merger = RegretStore(game.initial_rows), RowMerger()
+    runner = BatchRunner(game, config)
+    t0 = 0
+    for _ in range(8):                                   # a store warmed by 8 x 1,000 iterations
+        read = read_only_view(store.arrays)
+        merge_one(store, merger, runner.flush(read, 0, 0, 0, t0, 1000, True, 0.0), -1e30,
+                  game=game)
+        t0 += 1000
+    read = read_only_view(store.arrays)
+    largest = runner.flush(read, 0, 0, 0, t0, cap, True, 0.0)
+    small = [runner.flush(read, 0, 0, 0, t0 + cap + 50 * k, 50, True, 0.0)
+             for k in range(cap // 50)]
+    assert ring.DEFAULT_BYTES // 4 < len(largest) <= executor.record_bytes <= size // 4
+    rings = ring.Rings(1, size, allocator=shm.SharedAllocator(tmp_path))
+    writer = ring.RingWriter(rings.descriptor, 0)
+    try:
+        assert all(writer.put(record) is not None for record in small)   # a backlog of the cap
+        rings.consumed(0, writer.position)
+        assert writer.put(largest) is not None
+    finally:
+        writer.close()
+        rings.close()

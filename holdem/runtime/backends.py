@@ -42,8 +42,10 @@ def make_executor(game, config):
     return ProcessExecutor(game, config, workers, make_pool=make_pool)
 
 
-def make_pool(config, num_workers, allocator, store_state):
+def make_pool(config, num_workers, allocator, store_state, record_bytes=None):
     """The pool of ``num_workers`` workers ``train.backend`` names: Ray actors, or local
     processes each writing its deltas into a ring in shared memory where ``allocator``'s files
-    live. ``store_state()`` gives (store, generation, StoreLog) to Ray's store replicas."""
-    return pool_class(config).make(config, num_workers, allocator, store_state)
+    live, sized for records of ``record_bytes`` (None: the default size). ``store_state()``
+    gives (store, generation, StoreLog) to Ray's store replicas."""
+    return pool_class(config).make(config, num_workers, allocator, store_state,
+                                   record_bytes=record_bytes)

@@ -44,7 +44,7 @@ from multiprocessing.connection import wait as mp_wait
 from holdem import config as config_mod
 from holdem.metrics import log
 from holdem.runtime import frames, protocol
-from holdem.runtime.ring import Inbox, Rings
+from holdem.runtime.ring import Inbox, Rings, ring_bytes_for
 from holdem.runtime.worker import (flush_iterations, flush_text, pair_flush, unmerged_cap,
                                    worker_main)
 
@@ -184,11 +184,12 @@ class ProcessPool(Pool):
                 "cores with each other and with the main process")
 
     @classmethod
-    def make(cls, config, num_workers, allocator, store_state=None):
+    def make(cls, config, num_workers, allocator, store_state=None, record_bytes=None):
         """A pool of ``num_workers`` local processes for ``config``'s run, each writing its
-        deltas into a ring in shared memory where ``allocator``'s files live (``store_state``:
-        for Ray's replicas; unused)."""
-        rings = Rings(num_workers, allocator=allocator)
+        deltas into a ring in shared memory where ``allocator``'s files live, sized to take a
+        few of its largest records (``record_bytes``: :func:`holdem.runtime.ring.ring_bytes_for`;
+        ``store_state``: for Ray's replicas; unused)."""
+        rings = Rings(num_workers, ring_bytes_for(record_bytes), allocator=allocator)
         try:
             return cls(num_workers, cls.worker_config(config, num_workers),
                        config.train.start_method, rings=rings)
@@ -209,6 +210,12 @@ class ProcessPool(Pool):
 
     def describe(self):
         return self.start_method or self.ctx.get_start_method()
+
+    def flush_text(self, config, num_workers):
+        text = super().flush_text(config, num_workers)
+        if self.rings is None:
+            return text
+        return f"{text}, into rings of {self.rings.ring_bytes >> 20} MiB"
 
     def inbox(self):
         return Inbox(self.rings)

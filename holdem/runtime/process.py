@@ -39,7 +39,8 @@ from holdem.runtime import protocol, shm
 from holdem.runtime.executor import Batch, BatchResult
 from holdem.runtime.pool import RestartBudget, WorkerDied, WorkerFailure
 from holdem.runtime.ring import Inbox
-from holdem.runtime.worker import BatchRunner, FlushPacer, batch_rng_state
+from holdem.runtime.worker import (BatchRunner, FlushPacer, batch_rng_state, largest_flush,
+                                   record_bytes_at)
 from holdem.solver.solver import regret_floor_at
 from holdem.store import records
 from holdem.store.delta import RowMerger
@@ -119,9 +120,11 @@ class _Worker:
 class ProcessExecutor:
     """Persistent worker processes returning msgpack deltas (see the module docstring).
     Where they run is ``pool``, or the pool ``make_pool(config, num_workers, allocator,
-    store_state)`` makes at :meth:`start` (:func:`holdem.runtime.backends.make_pool`: the
-    backend is chosen there); ``store_state()`` gives (the run's store, its generation, the
-    :class:`holdem.runtime.replica.StoreLog`) to a pool that keeps store replicas."""
+    store_state, record_bytes=...)`` makes at :meth:`start`
+    (:func:`holdem.runtime.backends.make_pool`: the backend is chosen there; ``record_bytes``:
+    the largest record a worker makes, estimated in :meth:`prepare`); ``store_state()`` gives
+    (the run's store, its generation, the :class:`holdem.runtime.replica.StoreLog`) to a pool
+    that keeps store replicas."""
 
     discounts_in_kernel = False
     in_background = True
@@ -146,12 +149,13 @@ class ProcessExecutor:
         self.inbox = Inbox()            # the pool's, from start()
         self.scratch = MergeScratch()
         self.view = None                # the run's RunView, from prepare()
+        self.record_bytes = None        # the largest record a worker makes, from prepare()
         self.workers = [_Worker() for _ in range(self.num_workers)]
         self.queue = []                 # batches to send, re-issued ones first
         self.stats = {"merge_seconds": 0.0, "merges": 0, "passes": 0, "delta_bytes": 0,
                       "delta_iters": 0, "visits": 0, "restarts": 0, "delay_seconds": 0.0,
                       "work_seconds": 0.0, "wake_seconds": 0.0, "wakes": 0,
-                      "unmerged_waits": 0, "unmerged_wait_seconds": 0.0}
+                      "unmerged_waits": 0, "unmerged_wait_seconds": 0.0, "piped": 0}
         # The most iterations of one worker's records one pass merged: all were unmerged at
         # once, so this is a measured lower bound of a worker's unmerged iterations (the cap,
         # unmerged_cap, is the upper one). Run-long and per TensorBoard window.
@@ -179,13 +183,17 @@ class ProcessExecutor:
         store, merger = RegretStore(16), RowMerger()
         merge_one(store, merger, record, -1.0, game=self.game)
         merge_one(store, merger, record, -1.0, game=self.game)          # rows it holds now
+        # The largest record a worker can make, for its ring (a few tenths of a second).
+        self.record_bytes = record_bytes_at(self.game, self.config,
+                                            largest_flush(self.config, self.num_workers), runner)
         return time.perf_counter() - start
 
     def start(self, view, stop):
         self.view = view
         if self.pool is None:
             self.pool = self.make_pool(self.config, self.num_workers, self.allocator,
-                                       lambda: (view.store, self.allocator.generation, self.log))
+                                       lambda: (view.store, self.allocator.generation, self.log),
+                                       record_bytes=self.record_bytes)
         view.info(f"starting {self.num_workers} workers ({self.pool.describe()}), "
                   f"{self.pool.flush_text(self.config, self.num_workers)}")
         self.inbox = self.pool.inbox()
@@ -286,6 +294,8 @@ class ProcessExecutor:
             self.workers[i].waiting = wait
             self.stats["unmerged_waits"] += 1
         self._ready_messages(trouble)
+        if inbox.rings is not None:         # records too large for a ring, or a ring full
+            self.stats["piped"] += inbox.heap.live
         arena = inbox.arena()
         out = self._merge(arena, trouble) if arena.count else []
         inbox.release()                     # before restarts: they empty the workers' rings
@@ -557,9 +567,10 @@ class ProcessExecutor:
             return ""
         s = self.stats
         share = s["unmerged_wait_seconds"] / (seconds * self.num_workers)
+        piped = f"; {s['piped']:,} records through the pipe" if s["piped"] else ""
         return (f"; unmerged iterations capped at {self.cap:,} a worker: "
                 f"{s['unmerged_waits']:,} waits ({share:.1%} of the workers' time), "
-                f"up to {self.unmerged_seen:,} merged in one pass")
+                f"up to {self.unmerged_seen:,} merged in one pass{piped}")
 
     def checkpoint_state(self, view):
         # An in-process resume continues with the next batch's stream.

@@ -124,7 +124,7 @@ class RayPool(Pool):
         return float(num_workers)
 
     @classmethod
-    def make(cls, config, num_workers, allocator=None, store_state=None):
+    def make(cls, config, num_workers, allocator=None, store_state=None, record_bytes=None):
         """A pool of ``num_workers`` actors for ``config``'s run; ``store_state()`` gives (store,
         generation, StoreLog) to its store replicas (``allocator``: the process pool's)."""
         return cls(num_workers, cls.worker_config(config, num_workers),

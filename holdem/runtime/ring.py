@@ -18,7 +18,8 @@ when it must wait it sends a *wait* note, :func:`encode_wait`, and blocks on its
 record never wraps: one that does not fit before the ring's end starts at the next lap. A
 record that does not fit at all -- the ring is full because the main process is behind, or the
 record is larger than a quarter of the ring -- goes through the pipe as a frame, as Ray workers'
-do, and the pipe's own back-pressure then paces the worker: nobody polls.
+do, and the pipe's own back-pressure then paces the worker: nobody polls. Rings are sized from
+the largest record a worker can make (:func:`ring_bytes_for`), so that this stays rare.
 """
 
 import struct
@@ -30,7 +31,9 @@ from holdem.store.records import RecordArena
 
 CONTROL = 64                     # bytes before each ring's data: int64 control words,
 READ_AT, MERGED_AT = 0, 1        # the read position and the worker's iterations merged
-DEFAULT_BYTES = 8 << 20          # each worker's ring
+DEFAULT_BYTES = 8 << 20          # each worker's ring, at least (ring_bytes_for)
+MAX_BYTES = 128 << 20            # and at most
+RECORDS_PER_RING = 4             # a record larger than this share of its ring takes the pipe
 _NOTE = struct.Struct(">BBqBqBq")  # msgpack: fixarray 3 of int 64s: start, length, end
 NOTE_SIZE = _NOTE.size
 
@@ -62,6 +65,22 @@ def encode_wait(merged, started_ns):
     on the pipe after the worker's records, so the main process has read every record the
     worker sent when it reads this."""
     return encode_note(WAIT, merged, started_ns)
+
+
+def ring_bytes_for(record_bytes):
+    """The bytes of a ring whose worker's records are at most ``record_bytes`` long (None:
+    unknown): RECORDS_PER_RING of them, in whole MiB, at least DEFAULT_BYTES and at most
+    MAX_BYTES. A worker's unmerged records are capped in iterations
+    (:func:`holdem.runtime.worker.unmerged_cap`), and its flushes with them, so a ring that
+    takes a few of its largest records holds its backlog too: nothing goes through the pipe
+    in steady state. (``hunl_blueprint`` at 15 workers: a record of the cap's 1,428 iterations
+    is about 10 MB against an empty store, where 8 MB rings sent every record over 2 MB
+    through the pipe.)"""
+    if not record_bytes:
+        return DEFAULT_BYTES
+    mib = 1 << 20
+    want = -(-int(RECORDS_PER_RING * record_bytes) // mib) * mib
+    return max(DEFAULT_BYTES, min(MAX_BYTES, want))
 
 
 def _specs(num_rings, ring_bytes):
@@ -127,7 +146,7 @@ class RingWriter:
         (the caller sends the record itself)."""
         n = len(record)
         padded = -(-n // 8) * 8
-        if padded > self.size // 4:
+        if padded > self.size // RECORDS_PER_RING:
             return None
         at = self.position % self.size
         skip = self.size - at if at + padded > self.size else 0

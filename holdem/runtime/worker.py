@@ -154,6 +154,38 @@ def unmerged_cap(config, num_workers):
     return max(MIN_FLUSH, UNMERGED_BUDGET // max(1, int(num_workers) - 1))
 
 
+def largest_flush(config, num_workers):
+    """The most iterations one flush of a worker process can have: its flush is cut to the cap
+    (:func:`unmerged_cap`), and is at most ``train.flush_iters`` where that is set (not paced)
+    and PAIR_MAX_FLUSH for one or two workers (:func:`pair_flush`)."""
+    cap = unmerged_cap(config, num_workers)
+    flush = flush_iterations(config, num_workers)
+    if config.train.flush_iters > 0:
+        return min(cap, flush)
+    return min(cap, PAIR_MAX_FLUSH) if flush is None else cap
+
+
+# Record sizes are estimated from two flushes against an empty store (every row is new, and
+# travels with its key: on hunl_default and hunl_blueprint such a record is as large as or
+# larger than one against a warm store, per iteration), extrapolated as a power of the flush.
+PROBE_FLUSHES = (64, 512)
+
+
+def record_bytes_at(game, config, flush, runner=None):
+    """About the most bytes a record of ``flush`` iterations takes: two records of
+    PROBE_FLUSHES iterations against an empty store, and the power law through them
+    (exponent in [0.5, 1]: rows touched grow more slowly than the iterations that touch
+    them) at ``flush``."""
+    runner = runner or BatchRunner(game, config)
+    sizes = []
+    for n in PROBE_FLUSHES:
+        read = read_only_view(RegretStore(game.initial_rows).arrays)
+        sizes.append(len(runner.flush(read, 0, 0, 0, 0, n, True, 0.0)))
+    (n1, n2), (b1, b2) = PROBE_FLUSHES, sizes
+    power = min(1.0, max(0.5, np.log(b2 / b1) / np.log(n2 / n1)))
+    return int(b2 * (max(1, int(flush)) / n2) ** power)
+
+
 class Stopped(Exception):
     """A worker waiting for its records to be merged was told to stop, or lost its parent."""
 
