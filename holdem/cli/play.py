@@ -116,16 +116,60 @@ def describe(rec, who):
     return f"{who} {verb}{ending}{amount}" + (" (all-in)" if rec.is_all_in else "")
 
 
+# -- the re-solving bot's solves ------------------------------------------------------------
+class SolveProgress:
+    """What a re-solving bot's solve shows while you wait: a line as it starts (the street, the
+    tree, its stopping points), one every ``interval`` seconds (iteration, exploitability, time
+    so far and at most how long is left: the iterations left at the pace so far, or the time
+    limit and one more check if sooner) and one as it ends. An instance is the
+    ``progress(street, solver)`` of :class:`holdem.subgame.resolving.ResolvingBot` ``bot``,
+    whose stopping points it shows."""
+
+    def __init__(self, bot, write, interval=5.0):
+        self.bot, self.write, self.interval = bot, write, interval
+
+    def __call__(self, street, solver):
+        from holdem.subgame.tree import RIVER
+
+        bot = self.bot
+        name = "river" if street == RIVER else "turn"
+        limit = f" or {bot.time_limit:g} s" if bot.time_limit is not None else ""
+        self.write(f"  (bot: solving the {name}, a {solver.tree.num_nodes:,}-node tree: until "
+                   f"{bot.target:g}% of the pot, {bot.max_iterations:,} iterations{limit})")
+        shown, last = [0.0], [0]
+
+        def progress(iterations, pct, seconds):
+            pace, step, last[0] = seconds / iterations, iterations - last[0], iterations
+            reached = pct <= bot.target
+            timed_out = bot.time_limit is not None and seconds >= bot.time_limit
+            if reached or timed_out or iterations >= bot.max_iterations:
+                why = ("target reached" if reached else "time limit" if timed_out
+                       else "iteration cap")
+                self.write(f"  (bot: solved in {seconds:.1f} s, {iterations:,} iterations, "
+                           f"exploitability {pct:.2g}% of the pot: {why})")
+            elif seconds - shown[0] >= self.interval:
+                shown[0] = seconds
+                left = pace * (bot.max_iterations - iterations)
+                if bot.time_limit is not None:       # it stops at the first check past it
+                    left = min(left, bot.time_limit - seconds + pace * step)
+                self.write(f"  (bot: iteration {iterations:,}, exploitability {pct:.2g}% of "
+                           f"the pot, {seconds:.0f} s; at most ~{left:.0f} s more)")
+        return progress
+
+
 # -- the game -------------------------------------------------------------------------------
 class PlaySession:
     """A session of hands against the bot at the terminal; ``read``/``write`` are
     ``input``/``print`` by default."""
 
     def __init__(self, bp, *, seed, stack, big_blind, show_probs=False, read=input,
-                 write=print, history=None, resolve=None, safe=False):
+                 write=print, history=None, resolve=None, safe=False, time_limit=None,
+                 progress_interval=5.0):
         """``history``: a :class:`holdem.analysis.hand_history.HistoryFile` that every finished
         hand is added to; ``resolve``: "turn" or "river" for a bot that solves the rest of the
-        hand from that street (:class:`holdem.subgame.resolving.ResolvingBot`)."""
+        hand from that street (:class:`holdem.subgame.resolving.ResolvingBot`), each solve
+        stopped after ``time_limit`` seconds, its progress shown every ``progress_interval``
+        seconds (:class:`SolveProgress`)."""
         from holdem.cards import format_cards
 
         self.bp, self.bb, self.show_probs = bp, big_blind, show_probs
@@ -138,7 +182,9 @@ class PlaySession:
 
             threads = max(1, min(8, os.cpu_count() or 1))   # a turn spot's rivers in parallel
             self.bot = ResolvingBot(bp, big_blind, np.random.default_rng(bot_seed),
-                                    street=resolve, safe=safe, threads=threads)
+                                    street=resolve, safe=safe, threads=threads,
+                                    time_limit=time_limit)
+            self.bot.progress = SolveProgress(self.bot, write, progress_interval)
         else:
             self.bot = BlueprintBot(bp, big_blind, np.random.default_rng(bot_seed))
         self.total, self.hands = 0, 0
@@ -301,8 +347,12 @@ def build_parser():
                    help="the bot plays its blueprint until this street, then solves the rest "
                         "of the hand with exact cards from both players' ranges, re-solving "
                         "when you bet a size its tree lacks (docs/studying.md#re-solving-bot); "
-                        "a river solve takes a fraction of a second, a turn solve several "
-                        "seconds")
+                        "a river solve takes a fraction of a second, a turn solve seconds to "
+                        "minutes: the game shows its progress and how long it may take")
+    p.add_argument("--resolve-time-limit", type=positive_float, metavar="SECONDS",
+                   help="with --resolve: stop each solve after SECONDS (at its next check); "
+                        "the bot plays the strategy reached (default: no limit, each solve "
+                        "runs to 0.5%% of the pot or 300 iterations)")
     p.add_argument("--resolve-safe", action="store_true",
                    help="with --resolve river: safe re-solving (docs/studying.md#re-solving-bot)")
     p.add_argument("--history", metavar="FILE", type=output_file,
@@ -334,6 +384,8 @@ def main(argv=None):
                           f"{bp.game.num_players} players")
     if args.resolve_safe and args.resolve != "river":
         raise ConfigError("--resolve-safe needs --resolve river")
+    if args.resolve_time_limit is not None and not args.resolve:
+        raise ConfigError("--resolve-time-limit needs --resolve turn or river")
     if args.big_blind < 2:
         raise ConfigError("--big-blind must be at least 2 chips")
     stack = round(args.stack * args.big_blind)
@@ -368,7 +420,8 @@ def main(argv=None):
               f"{args.stack:g} bb")
     PlaySession(bp, seed=seed, stack=stack, big_blind=args.big_blind,
                 show_probs=args.show_probs, read=read, history=history,
-                resolve=args.resolve, safe=args.resolve_safe).play(args.hands)
+                resolve=args.resolve, safe=args.resolve_safe,
+                time_limit=args.resolve_time_limit).play(args.hands)
     if history is not None:
         plural = "" if len(history.hands) == 1 else "s"
         print(f"Hand history: {len(history.hands)} hand{plural} in {history.path} (PHH)")
