@@ -228,9 +228,9 @@ def _board_mask(cards, street):
 
 
 @njit_inline
-def _hand_bucket(tables, work, street, a, b, kf, kt):
+def hand_bucket(tables, bucket_work, street, a, b, kf, kt):
     """Bucket of the hole pair (a, b) on ``street`` (flop key ``kf``, turn key ``kt``; the
-    river's board prepared in ``work.bucket_work``)."""
+    river's board prepared in ``bucket_work`` by ``river_prepare_kernel``)."""
     kh = CARD_BITS[a] | CARD_BITS[b]
     if street == 0:
         return np.int64(tables.preflop_bucket[a * 52 + b])
@@ -240,7 +240,7 @@ def _hand_bucket(tables, work, street, a, b, kf, kt):
     if street == 2:
         return np.int64(tables.turn_bucket[hand_index_kernel(
             tables.turn_radix, tables.turn_offset, tables.turn_code_mult, kh, kt, 0, 0)])
-    return np.int64(tables.river_bucket[river_score_from_work(work.bucket_work, a, b)])
+    return np.int64(tables.river_bucket[river_score_from_work(bucket_work, a, b)])
 
 
 @njit
@@ -261,9 +261,10 @@ def prepare_street(tables, spec, work, street):
             continue
         work.live[street, n] = c
         n += 1
-        work.bucket[street, c] = _hand_bucket(tables, work, street, spec.combo_card[c, 0],
-                                              spec.combo_card[c, 1], kf, kt)
-    own = _hand_bucket(tables, work, street, cards[0], cards[1], kf, kt)
+        work.bucket[street, c] = hand_bucket(tables, work.bucket_work, street,
+                                             spec.combo_card[c, 0], spec.combo_card[c, 1], kf,
+                                             kt)
+    own = hand_bucket(tables, work.bucket_work, street, cards[0], cards[1], kf, kt)
     work.own_bucket[street] = own
     work.num_live[street] = n
     work.ready[street] = 1
