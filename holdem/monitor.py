@@ -10,7 +10,15 @@ import time
 
 from holdem import config as config_mod
 from holdem.fileio import describing
-from holdem.metrics import Progress, TensorBoardWriter, WindowMean, first_rate, log
+from holdem.metrics import Progress, TensorBoardWriter, WindowMean, log
+
+SHORT_INTERVAL = 0.5
+"""A rate (``train/iters_per_sec``) or a change (``eval/preflop_strategy_change``) measured over
+less than this fraction of its interval (``log_interval``, ``eval_interval``) is not written:
+the start of an invocation (workers starting, the first batch) and its short last interval gave
+points of 23 k or 139 k iterations/s among 600 k ones, or a change over 25 k iterations among
+changes over 1 M, which say nothing about training. A rate left out is measured with the next
+one, over both intervals."""
 
 
 class RunMonitor:
@@ -44,7 +52,8 @@ class RunMonitor:
         self._last_eval = time.monotonic()
         self._last_baseline = time.monotonic()
         self._last_lbr = time.monotonic()
-        self._last_iters = None         # (iterations, training seconds) at the last scalars
+        self._rate_from = None          # (iterations, training seconds) the next rate starts at
+        self._last_step = None          # the step of the last scalars written
         self.eval_seconds = 0.0         # spent in evaluations (and their failures) so far
         self._warned = {}               # what failed -> when it was last reported
         # Every eval_interval: the exact exploitability where the game allows it, else how far
@@ -82,8 +91,12 @@ class RunMonitor:
         tc = self.config.train
         now = time.monotonic()
         cheap_metric, baseline_metric, lbr_metric = self._metrics()
+        # At the end (force) a state (exploitability) is measured; a change only over most of
+        # its interval (SHORT_INTERVAL).
         cheap = cheap_metric is not None and (
-            force or now - self._last_eval >= tc.eval_interval)
+            now - self._last_eval >= tc.eval_interval
+            or force and (cheap_metric.name != "preflop_change"
+                          or now - self._last_eval >= SHORT_INTERVAL * tc.eval_interval))
         baseline = baseline_metric is not None and (
             force or now - self._last_baseline >= tc.eval_baseline_interval)
         lbr = lbr_metric is not None and now - self._last_lbr >= tc.eval_lbr_interval
@@ -142,16 +155,17 @@ class RunMonitor:
         self.eval_seconds += time.perf_counter() - start
         # The run's last tick is forced; it must not write the step just written again (with a
         # rate of 0 iterations over the moment between them).
-        repeat = force and self._last_iters is not None and self._last_iters[0] == iterations
+        repeat = force and self._last_step == iterations
         if self.scalars_due(force) and not repeat:
-            if self._last_iters is None:
-                rate = first_rate(iterations, self.start_iterations, training_seconds)
-            else:
-                rate = ((iterations - self._last_iters[0])
-                        / max(1e-9, training_seconds - self._last_iters[1]))
-            self._last_iters = (iterations, training_seconds)
+            # This invocation's rate clock starts at its own start (a resumed run's too).
+            since, start = self._rate_from or (self.start_iterations, 0.0)
+            span = training_seconds - start
+            if span > 0 and span >= SHORT_INTERVAL * self.config.train.log_interval:
+                values["train/iters_per_sec"] = (iterations - since) / span
+                self._rate_from = (iterations, training_seconds)
+            self._last_step = iterations
             self._last_log = time.monotonic()
-            values.update({"train/iters_per_sec": rate, "train/iterations": iterations,
+            values.update({"train/iterations": iterations,
                            "train/infosets": store.num_infosets,
                            "train/store_bytes": store.used_bytes,
                            "train/store_allocated_bytes": store.nbytes,

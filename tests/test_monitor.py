@@ -285,3 +285,31 @@ def test_store_bytes_means_the_same_before_and_after_a_resume(tmp_path):
     # The progress line says the same store size on both sides of the resume.
     size = re.findall(r"store=([\d.]+ [KMG]?B)", proc.stderr)
     assert size and len(set(size)) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("start", [0, 1_000_000])
+def test_rate_points_over_short_intervals_are_left_out_and_measured_with_the_next(tmp_path,
+                                                                                  monkeypatch,
+                                                                                  start):
+    """Issue 54: the first tick of an invocation (right after its workers start; a resumed
+    run's too) and the short last interval gave rates far from the rest. A rate over less than
+    half of log_interval is not written; the next one covers its iterations, from where this
+    invocation started."""
+    from holdem.monitor import RunMonitor
+
+    config = config_mod.with_overrides(config_mod.load(ROOT / "configs" / "kuhn.yaml"),
+                                       train={"iters": 10 ** 7, "tensorboard": True,
+                                              "log_interval": 1.0})
+    game = make_game(config)
+    monitor = RunMonitor(config, tmp_path, game, progress=False, start_iterations=start)
+    store = Solver(game, config).store
+    written = []
+    monkeypatch.setattr(monitor.tb, "scalars", lambda step, values: written.append((step, values)))
+    for iterations, seconds in [(500, 0.01), (50_000, 1.0), (120_000, 2.0)]:
+        monitor.tick(start + iterations, seconds, store, force=True)
+    monitor.tick(start + 121_000, 2.1, store, force=True)          # the short last interval
+    monitor.close()
+    assert [step - start for step, _ in written] == [500, 50_000, 120_000, 121_000]
+    rates = [values.get("train/iters_per_sec") for _, values in written]
+    assert rates == [None, pytest.approx(50_000), pytest.approx(70_000), None]
+    assert all(values["train/iterations"] == step for step, values in written)
