@@ -88,3 +88,23 @@ def test_different_games_are_refused(default_cfg, weak_and_strong, tmp_path):
     weak, _ = weak_and_strong
     with pytest.raises(ValueError, match=r"different games \(game.stack differ\)"):
         cross_match(deep, weak, hands=10)
+
+
+def test_eval_blueprint_plays_other_menus_on_the_real_game(default_cfg, weak_and_strong,
+                                                           tmp_path, capsys):
+    from holdem.cli.eval_blueprint import main
+
+    cfg = _with_actions(default_cfg, preflop_open=(2.5, 4.0))
+    other = _train(cfg, 500, tmp_path / "other")
+    weak, _ = weak_and_strong
+    args = ["--checkpoint", str(weak.checkpoint.path), "--vs-checkpoint",
+            str(other.checkpoint.path), "--hands", "2000", "--seed", "5"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    expected = cross_match(weak, other, hands=2000, seed=5)
+    assert f"mbb/hand: {expected.mbb_per_hand:.1f} ± {expected.ci95:.1f}" in out
+    assert "bet menus differ: played on the real game" in out
+    from holdem.config import ConfigError
+
+    with pytest.raises(ConfigError, match="--history: not available for --vs-checkpoint"):
+        main(args + ["--history", str(tmp_path / "h.txt")])

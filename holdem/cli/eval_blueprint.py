@@ -43,7 +43,9 @@ def build_parser():
                    help="NLHE: play against a baseline bot (repeatable): fold, call, "
                         "pot, random, equity")
     p.add_argument("--vs-checkpoint", metavar="PATH", type=checkpoint_file,
-                   help="NLHE: play against another checkpoint of the same game")
+                   help="NLHE: play against another checkpoint of the same game (heads-up "
+                        "with another bet menu: on the real game, each blueprint through "
+                        "its own translation)")
     p.add_argument("--lbr", nargs="*", metavar="SETTING",
                    help="local best response, a lower bound on the exploitability (heads-up "
                         "NLHE: mbb/hand; Kuhn, Leduc: exact, chips per game). Each SETTING is "
@@ -95,7 +97,8 @@ def build_parser():
                         "blueprint's own sizes (river re-solving only; default: unsafe)")
     p.add_argument("--seed", type=int, default=0, help="seed for deals and action sampling")
     p.add_argument("--threads", type=int, default=1,
-                   help="--lbr: threads to play the hands on (default 1)")
+                   help="--lbr, and --vs-checkpoint across bet menus: threads to play "
+                        "the hands on (default 1)")
     p.add_argument("--history", metavar="FILE", type=output_file,
                    help="--vs, --vs-checkpoint: write the first hands of each match (every "
                         "player's cards, the board, actions, final stacks; chips of the "
@@ -260,8 +263,11 @@ def _play(args):
     store = blueprint_store(bp)
     matches = [(name, name, "--vs", lambda name=name: evaluation.make(
         "vs_baseline", bp.game, baseline=name, hands=args.hands)) for name in args.vs or []]
-    if args.vs_checkpoint:
-        opponent = Blueprint.load(args.vs_checkpoint)
+    opponent = Blueprint.load(args.vs_checkpoint) if args.vs_checkpoint else None
+    if opponent is not None and opponent.config.actions != bp.config.actions:
+        _cross_menu(bp, opponent, args)
+        opponent = None
+    if opponent is not None:
         matches.append((str(opponent.checkpoint.path), opponent, "--vs-checkpoint",
                         lambda: evaluation.make("vs_blueprint", bp.game, opponent=opponent,
                                                 config=bp.config, hands=args.hands)))
@@ -349,6 +355,27 @@ def _resolve(args):
             raise ConfigError(f"--lbr {setting} with --resolve: {exc}") from None
         print(f"lbr {setting} {result.line()[5:]}")
     return 0
+
+
+def _cross_menu(bp, opponent, args):
+    """--vs-checkpoint with another bet menu: the two meet on the real game, each through its
+    own translation (:func:`holdem.analysis.crossmatch.cross_match`)."""
+    from holdem.analysis.crossmatch import cross_match
+    from holdem.config import ConfigError
+
+    name = str(opponent.checkpoint.path)
+    if args.history:
+        raise ConfigError(f"--history: not available for --vs-checkpoint {name}, whose bet menu "
+                          "differs (the match is played on the real game)")
+    try:
+        result = cross_match(bp, opponent, hands=args.hands, seed=args.seed,
+                             threads=args.threads)
+    except ValueError as exc:
+        raise ConfigError(f"--vs-checkpoint {name}: {exc}") from None
+    print(f"vs {name}: {result.line()} (bet menus differ: played on the real game, each "
+          "blueprint through its own translation, no control variate)")
+    print(f"vs {name} speed: {result.hands / result.seconds:.0f} hands/s "
+          f"({result.seconds:.1f} s)")
 
 
 def _paper_table(measured, bp):
