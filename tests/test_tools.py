@@ -31,7 +31,8 @@ def fields(stdout):
     return dict(line.split(": ", 1) for line in stdout.splitlines() if ": " in line)
 
 
-@pytest.mark.parametrize("name", ["bench_merge.py", "bench_scaling.py", "bench_backends.py",
+@pytest.mark.parametrize("name", ["bench_merge.py", "bench_mainloop.py", "bench_scaling.py",
+                                  "bench_backends.py",
                                   "bench_visits.py", "checkpoint_digest.py", "soak.py",
                                   "openspiel_mccfr.py"])
 def test_help_shows_example_commands(name):
@@ -150,6 +151,34 @@ def test_bench_merge_reports_capacity():
 
 @pytest.mark.slow
 @pytest.mark.parallel
+def test_bench_mainloop_drives_the_real_main_loop_with_virtual_workers():
+    """Three virtual workers on Leduc at a rate its main process keeps up with: every figure is
+    there, and the derived ones agree with the ones they come from."""
+    proc = run_tool("bench_mainloop.py", "--game", "leduc", "--workers", 3, "--flush", 200,
+                    "--worker-rate", 100_000, "--records", 8, "--seconds", 2,
+                    "--warm-iters", 20_000)
+    got = fields(proc.stdout)
+    number = {name: float(re.match(r"[\d,.]+", value)[0].replace(",", ""))
+              for name, value in got.items() if re.match(r"[\d,.]+", value)}
+    assert got["config"] == "leduc"
+    assert got["store"] == f"{LEDUC_INFOSETS} infosets after 20,000 iterations"
+    assert got["record"].startswith("200 iterations, ")
+    m = re.fullmatch(r"3 at ([\d,]+) iterations/s each asked, ([\d,]+) merged",
+                     got["virtual workers"])
+    asked, merged = (float(x.replace(",", "")) for x in m.groups())
+    assert asked == 100_000 and 0 < merged <= 1.2 * asked
+    per_record = number["main CPU per record (us)"]
+    per_iteration = number["main CPU per merged iteration (us)"]
+    assert per_record > 0 and per_iteration == pytest.approx(per_record / 200, rel=0.01,
+                                                             abs=0.001)
+    assert number["main CPU per row (ns)"] > 0 and number["records per pass"] >= 1
+    assert re.fullmatch(r"[\d.]+ ms \([\d,]+ iterations\)", got["flush to merge"])
+    assert "records through the pipe: 0" in proc.stdout
+    ratio = number["main/worker cost per iteration"]
+    assert ratio == pytest.approx(per_iteration / number["worker CPU per iteration (us)"],
+                                  rel=0.05, abs=0.002)
+
+
 def test_bench_scaling_reports_fraction_of_ceiling():
     proc = run_tool("bench_scaling.py", "--game", "leduc", "--workers", "1,2", "--seconds", 2,
                     "--independent", 2)

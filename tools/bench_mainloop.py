@@ -1,0 +1,322 @@
+"""The main loop under load: N virtual workers replay recorded records through the main process.
+
+``tools/bench_merge.py`` times the merge pass alone. This drives everything the main process
+does per record: the real training loop (:func:`holdem.training.train`) resumed from a warm
+checkpoint, the real process executor, its delta rings, notes, merge passes, flush checks,
+batch hand-out and DCFR sweeps. Only the workers are virtual: one *producer* process plays N of
+them. Each virtual worker takes the batches the executor hands it (two in its pipeline, as a
+real one) and, at ``--worker-rate`` iterations per second, writes a recorded real record --
+its header patched to the batch, the flush and the worker -- into its ring and sends the note,
+waiting at the cap on unmerged iterations as a real worker does
+(:class:`holdem.runtime.worker.UnmergedGate`: a wait note, then its pipe until a go). So the
+main process works as it would beside N real workers on a machine of that per-worker speed,
+while this machine runs one producer and the main process.
+
+1. warm: train in-process for ``--warm-iters`` iterations (or take ``--checkpoint``);
+2. record: ``--records`` flushes of ``--flush`` iterations against the checkpoint's store (as
+   the resumed run lays it out), keeping each record, and the worker's CPU time per iteration
+   (traversal, split and encoding; one thread);
+3. run: resume from the checkpoint for ``--seconds`` with N virtual workers (flushes fixed at
+   ``--flush``, so not paced), and count the main process's CPU time (merge threads included)
+   from the workers' start to the last merge pass.
+
+Printed, one ``name: value`` per line: the records' bytes and rows; the worker's CPU per
+iteration; the rate the virtual workers reached (the producer may fall short: compare it with
+``--worker-rate``); the main process's CPU per record, per merged iteration and per row merged;
+its busy share (CPU over wall time: above 100% with merge threads); records per merge pass; the
+flush-to-merge delay in milliseconds and in iterations merged meanwhile; the waits at the cap;
+and the main-to-worker cost ratio (main CPU per merged iteration over the worker's CPU per
+iteration), which load on the machine moves less than either figure.
+
+What two cores cannot show: the producer's records are memory copies, not N traversals, so
+neither the memory bandwidth and cache contention of N workers beside the main process nor a
+two-socket machine's remote memory show here; a machine's per-record cost is this one's times a
+factor measured there once (the 16-core machine's merge line implies about 2x per record).
+
+    python tools/bench_mainloop.py --config configs/hunl_default.yaml --workers 15 \\
+        --worker-rate 16400 --flush 50 --seconds 30
+    python tools/bench_mainloop.py --game leduc --workers 4 --flush 200 --seconds 10
+"""
+
+import collections
+import select
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import benchlib  # first: puts this checkout's holdem on sys.path
+from benchlib import log
+
+import msgpack
+
+from holdem import checkpoint as ckpt
+from holdem import config as config_mod
+from holdem import training
+from holdem.cli.common import iteration_count, positive_float
+from holdem.games import make_game
+from holdem.runtime import frames, protocol
+from holdem.runtime.pool import ProcessPool
+from holdem.runtime.process import TARGET_BATCH_SECONDS, ProcessExecutor
+from holdem.runtime.ring import RingWriter, Rings, encode_wait, ring_bytes_for
+from holdem.runtime.worker import BatchRunner, unmerged_cap
+from holdem.store import record_kernels as rk
+from holdem.store import records
+from holdem.store.merge import merge_threads
+from holdem.store.store import read_only_view
+
+QUIET = {"snapshot_interval": 1e9, "eval_baseline": None,
+         "eval_lbr": None, "tensorboard": False}
+
+
+# -- records ------------------------------------------------------------------------------------
+def patched(record, batch_id, worker, generation, t0, iters, last, sent_ns):
+    """``record`` (bytes) with its header saying it is worker ``worker``'s flush of ``iters``
+    iterations from ``t0`` of batch ``batch_id`` (``last``: the batch's last), read against
+    store generation ``generation``, encoded at ``sent_ns``."""
+    out = bytearray(record)
+    for field, value in ((rk.F_ID, batch_id), (rk.F_WORKER, worker),
+                         (rk.F_GENERATION, generation), (rk.F_T0, t0), (rk.F_ITERS, iters),
+                         (rk.F_LAST, int(last)), (rk.F_SENT_NS, sent_ns)):
+        at = rk.FIELDS_AT + 9 * field + 1
+        out[at:at + 8] = int(value).to_bytes(8, "big", signed=True)
+    return out
+
+
+def rows_of(record):
+    """Rows a record carries: stored rows with regret updates, with strategy updates, new rows."""
+    msg = records.decode_delta(record)
+    return len(msg["regret_offsets"]) + len(msg["strategy_offsets"]) + len(msg["keys"])
+
+
+def record(game, config, store, t0, flush, count):
+    """``count`` records of ``flush`` iterations from iteration ``t0`` against ``store``, and
+    the worker's CPU seconds per iteration (traversal, split and encoding)."""
+    runner = BatchRunner(game, config, config.train.num_workers)
+    runner.warm_up()
+    read = read_only_view(store.arrays)
+    out, cpu = [], 0.0
+    for k in range(count):
+        start = time.thread_time()
+        out.append(bytes(runner.flush(read, 0, 0, 0, t0 + k * flush, flush, False, 0.0)))
+        cpu += time.thread_time() - start
+    return out, cpu / (count * flush)
+
+
+# -- the virtual workers ------------------------------------------------------------------------
+class _Virtual:
+    __slots__ = ("queue", "done", "generation", "sent", "known", "blocked", "due")
+
+    def __init__(self):
+        self.queue = collections.deque()        # [id, t0, n, flush] handed to it, in order
+        self.done = 0                           # iterations of the first batch sent
+        self.generation = 0
+        self.sent = self.known = 0              # iterations sent, and merged as last known
+        self.blocked = False                    # waiting for a go
+        self.due = 0.0                          # when its next record is made
+
+
+def producer(conns, ring, records_path, rate, cap):
+    """The producer process: plays ``len(conns)`` workers (see the module docstring), each
+    writing into ring ``i`` of the segment ``ring`` and answering on ``conns[i]``."""
+    payloads = msgpack.unpackb(Path(records_path).read_bytes())
+    writers = [RingWriter(ring, i) for i in range(len(conns))]
+    workers = [_Virtual() for _ in conns]
+    poller = select.poll()
+    fds = {}
+    for i, conn in enumerate(conns):
+        poller.register(conn.fileno(), select.POLLIN)
+        fds[conn.fileno()] = i
+        frames.send(conn.fileno(), protocol.encode_ready(i, 0))
+    spacing = 1.0 / rate
+    next_record = 0
+    while True:
+        now = time.monotonic()
+        runnable = [w for w in workers if w.queue and not w.blocked]
+        wait = None if not runnable else max(0.0, min(w.due for w in runnable) - now)
+        for fd, _ in poller.poll(None if wait is None else int(wait * 1000) + 1):
+            i, w = fds[fd], workers[fds[fd]]
+            try:
+                msg = protocol.decode_request(conns[i].recv_bytes())
+            except (EOFError, OSError):
+                return
+            if msg["op"] == "stop":
+                return
+            now = time.monotonic()
+            if msg["op"] == "go":
+                w.known = max(w.known, msg["merged"])
+                w.blocked = False
+                w.due = max(w.due, now)
+                continue
+            if msg.get("store"):
+                w.generation = msg["store"]["generation"]
+            if not w.queue:
+                w.due = max(w.due, now)
+            w.queue.append([msg["id"], msg["t0"], msg["n"], msg["flush"]])
+        now = time.monotonic()
+        for i, w in enumerate(workers):
+            while w.queue and not w.blocked and w.due <= now:
+                next_record = _emit(i, w, conns[i], writers[i], payloads, next_record, cap,
+                                    spacing)
+
+
+def _emit(i, w, conn, writer, payloads, next_record, cap, spacing):
+    """Virtual worker ``i``'s next record, or its wait at the cap; returns the next record's
+    index."""
+    batch_id, t0, n, flush = w.queue[0]
+    k = max(1, min(flush, n - w.done, cap))
+    need = w.sent + k - cap
+    if need > w.known:
+        w.known = max(w.known, writer.merged())
+    if need > w.known:
+        w.blocked = True
+        frames.send(conn.fileno(), encode_wait(need, time.monotonic_ns()))
+        return next_record
+    last = w.done + k == n
+    payload = patched(payloads[next_record % len(payloads)], batch_id, i, w.generation,
+                      t0 + w.done, k, last, time.monotonic_ns())
+    note = writer.put(payload)
+    frames.send(conn.fileno(), payload if note is None else note)
+    w.sent += k
+    w.done += k
+    if last:
+        w.queue.popleft()
+        w.done = 0
+    w.due += k * spacing
+    return next_record + 1
+
+
+class ReplayPool(ProcessPool):
+    """N virtual workers in one producer process, behind the real pool's pipes and rings."""
+
+    def __init__(self, num_workers, records_path, rate, cap, ring_bytes, allocator):
+        super().__init__(num_workers, {}, "spawn",
+                         rings=Rings(num_workers, ring_bytes, allocator=allocator))
+        self.records_path, self.rate, self.cap = str(records_path), float(rate), int(cap)
+
+    def start(self):
+        pairs = [self.ctx.Pipe(duplex=True) for _ in range(self.num_workers)]
+        proc = self.ctx.Process(target=producer, name="holdem-producer", daemon=True,
+                                args=([child for _, child in pairs], self.rings.descriptor,
+                                      self.records_path, self.rate, self.cap))
+        proc.start()
+        for _, child in pairs:
+            child.close()
+        self.procs = [proc] * self.num_workers
+        self.conns = [parent for parent, _ in pairs]
+        self._poller = None
+
+    def restart(self, i):
+        raise RuntimeError(f"virtual worker {i} failed; the producer is not restarted")
+
+
+class MeasuredExecutor(ProcessExecutor):
+    """The process executor, noting the main process's CPU and wall clock at each merge pass."""
+
+    last = None                 # (process CPU, wall clock) after the latest pass that merged
+
+    def results(self, timeout):
+        out = super().results(timeout)
+        if out:
+            self.last = (time.process_time(), time.perf_counter())
+        return out
+
+
+# -- the command ------------------------------------------------------------------------------
+def warm_checkpoint(source, iters, directory):
+    """A checkpoint of ``iters`` in-process iterations of ``source``'s config."""
+    config = config_mod.with_overrides(source, train={"num_workers": 1, "iters": iters,
+                                                      "time_budget": None, **QUIET})
+    result = training.train(config, directory, progress=False)
+    return result.checkpoint
+
+
+def build_parser():
+    p = benchlib.parser(__doc__, "small game with the defaults of configs/GAME.yaml "
+                                 "(default leduc)")
+    p.add_argument("--workers", type=iteration_count, default=15,
+                   help="virtual workers (default 15)")
+    p.add_argument("--worker-rate", type=positive_float, metavar="R",
+                   help="iterations/s of each virtual worker (default: the recorded worker's "
+                        "rate on this machine)")
+    p.add_argument("--flush", type=iteration_count, default=50,
+                   help="iterations per record (default 50, 15 workers' flush)")
+    p.add_argument("--records", type=iteration_count, default=64,
+                   help="distinct records recorded and replayed in turn (default 64)")
+    p.add_argument("--seconds", type=positive_float, default=20.0,
+                   help="seconds of training with the virtual workers (default 20)")
+    p.add_argument("--threads", type=int, default=0, metavar="T",
+                   help="merge threads (default 0: the run's, one per four workers)")
+    p.add_argument("--warm-iters", type=iteration_count, default=1_000_000,
+                   help="in-process iterations before recording (default 1,000,000)")
+    p.add_argument("--checkpoint", metavar="PATH",
+                   help="a warm checkpoint of the same config instead of --warm-iters")
+    p.add_argument("--max-unmerged", type=int, default=0, metavar="N",
+                   help="train.max_unmerged_iters (default 0: the run's)")
+    return p
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    source = (config_mod.load(args.config) if args.config
+              else config_mod.default_for_game(args.game))
+    with tempfile.TemporaryDirectory(prefix="holdem-mainloop-") as tmp:
+        tmp = Path(tmp)
+        path = args.checkpoint
+        if path is None:
+            log(f"warm: {args.warm_iters:,} in-process iterations")
+            path = warm_checkpoint(source, args.warm_iters, tmp / "warm")
+        checkpoint = ckpt.load(ckpt.resolve(path))
+        game = make_game(source)
+        store = ckpt.store_from_checkpoint(checkpoint, game)
+        start_iters = checkpoint.iterations
+        payloads, worker_cpu = record(game, source, store, start_iters, args.flush, args.records)
+        rate = args.worker_rate or 1.0 / worker_cpu
+        (tmp / "records.msgpack").write_bytes(msgpack.packb(payloads))
+        batch = max(1, round(rate * TARGET_BATCH_SECONDS / args.flush)) * args.flush
+        config = config_mod.with_overrides(source, train={
+            "num_workers": args.workers, "flush_iters": args.flush, "batch_size": batch,
+            "merge_threads": args.threads, "max_unmerged_iters": args.max_unmerged,
+            "iters": None, "time_budget": args.seconds, **QUIET})
+        cap = unmerged_cap(config, args.workers)
+
+        def make_pool(config, num_workers, allocator, store_state, record_bytes=None):
+            # Rings as the process pool sizes them (ProcessPool.make).
+            return ReplayPool(num_workers, tmp / "records.msgpack", rate, cap,
+                              ring_bytes_for(record_bytes), allocator)
+
+        executor = MeasuredExecutor(game, config, args.workers, make_pool=make_pool)
+        log(f"run: {args.workers} virtual workers at {rate:,.0f} iterations/s each, "
+            f"{args.seconds:g} s")
+        training.train(config, tmp / "run", resume_from=path, progress=False,
+                       executor=executor)
+    s = executor.stats
+    cpu, wall = executor.last[0] - executor._cpu_start, executor.last[1] - executor._run_start
+    merged, iters = s["merges"], s["delta_iters"]
+    row_counts = [rows_of(p) for p in payloads]
+    rows = merged * statistics.mean(row_counts)
+    delay = s["delay_seconds"] / merged
+    print(f"config: {args.config or args.game}")
+    print(f"store: {store.num_infosets:,} infosets after {start_iters:,} iterations")
+    print(f"record: {args.flush:,} iterations, {statistics.mean(map(len, payloads)):,.0f} bytes, "
+          f"{statistics.mean(row_counts):,.0f} rows (mean of {len(payloads)})")
+    print(f"worker CPU per iteration (us): {1e6 * worker_cpu:.2f}")
+    print(f"virtual workers: {args.workers} at {rate:,.0f} iterations/s each asked, "
+          f"{iters / wall / args.workers:,.0f} merged")
+    print(f"merge threads: {merge_threads(config, args.workers)}")
+    print(f"main CPU per record (us): {1e6 * cpu / merged:.1f}")
+    print(f"main CPU per merged iteration (us): {1e6 * cpu / iters:.3f}")
+    print(f"main CPU per row (ns): {1e9 * cpu / rows:.1f}")
+    print(f"main busy: {cpu / wall:.1%} of a core")
+    print(f"records per pass: {merged / s['passes']:.1f}")
+    print(f"flush to merge: {1e3 * delay:.2f} ms ({delay * iters / wall:,.0f} iterations)")
+    print(f"waits at the cap ({cap:,} iterations): {s['unmerged_waits']:,}, "
+          f"{s['unmerged_wait_seconds'] / (wall * args.workers):.1%} of the workers' time; "
+          f"records through the pipe: {s['piped']:,}")
+    print(f"main/worker cost per iteration: {cpu / iters / worker_cpu:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
