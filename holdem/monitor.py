@@ -18,7 +18,7 @@ less than this fraction of its interval (``log_interval``, ``eval_interval``) is
 the start of an invocation (workers starting, the first batch) and its short last interval gave
 points of 23 k or 139 k iterations/s among 600 k ones, or a change over 25 k iterations among
 changes over 1 M, which say nothing about training. A rate left out is measured with the next
-one, over both intervals."""
+one, over both intervals; an invocation shorter than that gets one rate, over all of it."""
 
 
 class RunMonitor:
@@ -157,10 +157,12 @@ class RunMonitor:
         # rate of 0 iterations over the moment between them).
         repeat = force and self._last_step == iterations
         if self.scalars_due(force) and not repeat:
-            # This invocation's rate clock starts at its own start (a resumed run's too).
+            # This invocation's rate clock starts at its own start (a resumed run's too); a short
+            # invocation's one rate, at its end, is over all of it.
             since, start = self._rate_from or (self.start_iterations, 0.0)
             span = training_seconds - start
-            if span > 0 and span >= SHORT_INTERVAL * self.config.train.log_interval:
+            whole = force and self._rate_from is None
+            if span > 0 and (whole or span >= SHORT_INTERVAL * self.config.train.log_interval):
                 values["train/iters_per_sec"] = (iterations - since) / span
                 self._rate_from = (iterations, training_seconds)
             self._last_step = iterations

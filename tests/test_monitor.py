@@ -305,11 +305,22 @@ def test_rate_points_over_short_intervals_are_left_out_and_measured_with_the_nex
     store = Solver(game, config).store
     written = []
     monkeypatch.setattr(monitor.tb, "scalars", lambda step, values: written.append((step, values)))
+    monkeypatch.setattr(monitor, "scalars_due", lambda force=False: True)   # every tick
     for iterations, seconds in [(500, 0.01), (50_000, 1.0), (120_000, 2.0)]:
-        monitor.tick(start + iterations, seconds, store, force=True)
+        monitor.tick(start + iterations, seconds, store)
     monitor.tick(start + 121_000, 2.1, store, force=True)          # the short last interval
     monitor.close()
     assert [step - start for step, _ in written] == [500, 50_000, 120_000, 121_000]
     rates = [values.get("train/iters_per_sec") for _, values in written]
     assert rates == [None, pytest.approx(50_000), pytest.approx(70_000), None]
     assert all(values["train/iterations"] == step for step, values in written)
+
+    # An invocation shorter than half an interval: its one rate, at the end, is over all of it.
+    short = RunMonitor(config, tmp_path / "short", game, progress=False,
+                       start_iterations=start)
+    written.clear()
+    monkeypatch.setattr(short.tb, "scalars", lambda step, values: written.append((step, values)))
+    short.tick(start + 20_000, 0.04, store, force=True)
+    short.close()
+    assert [values.get("train/iters_per_sec") for _, values in written] == [
+        pytest.approx(500_000)]
