@@ -382,3 +382,18 @@ def test_hunl_blueprint_records_fit_their_ring_at_15_workers_flush(tmp_path):
     finally:
         writer.close()
         rings.close()
+
+
+@pytest.mark.parametrize("with_rings", [True, False])
+def test_a_ready_message_of_a_notes_size_is_kept_with_or_without_rings(rings, with_rings):
+    """A ready message whose pid takes two bytes is exactly a note's size: read into an inbox
+    (as the process pool reads its pipes, or as Ray's pool hands over what its actors returned,
+    reserve then received) it is a frame for the heap, not a note nor a wait."""
+    ready = protocol.encode_ready(1, 300)
+    assert len(ready) == ring.NOTE_SIZE
+    inbox = ring.Inbox(rings if with_rings else None)
+    view = inbox.reserve(1, len(ready))
+    view[:] = ready
+    inbox.received(1, view)
+    assert inbox.order == [("heap", 0)] and not inbox.waits and not inbox.bad_notes
+    assert bytes(inbox.heap.record(0)) == ready

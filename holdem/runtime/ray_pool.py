@@ -271,7 +271,9 @@ class RayPool(Pool):
                 if self.worker_node[i] != self.home:
                     self.stats["remote_delta_bytes"] += len(p)
                 if inbox is not None:
-                    inbox.reserve(i, len(p))[:] = memoryview(p).cast("B")
+                    view = inbox.reserve(i, len(p))
+                    view[:] = memoryview(p).cast("B")
+                    inbox.received(i, view)
                 events.append((i, p))
         return events
 
