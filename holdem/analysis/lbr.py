@@ -47,8 +47,9 @@ USEFUL_CI95_SHARE = 0.25
 MIN_USEFUL_HANDS = 10_000
 """An LBR interval is useful (see :meth:`LbrResult.advice`) when its half-width is at most 100
 mbb/hand or a quarter of the estimate, enough to tell apart blueprints that differ by a few
-hundred mbb/hand as training runs of different lengths do (README: LBR over training), and it
-comes from at least MIN_USEFUL_HANDS hands (below that the sample's spread is itself a poor
+hundred mbb/hand as training runs of different lengths do
+(docs/evaluation.md#strength-heads-up-on-the-fields-yardstick: LBR over training), and it comes
+from at least MIN_USEFUL_HANDS hands (below that the sample's spread is itself a poor
 estimate)."""
 ACTION_SETS = ("abstract", "fc", "fcpa", "56")
 """LBR's action sets: the blueprint tree's sizes; fold and call; fold, call, pot and all-in;
