@@ -12,7 +12,7 @@ from holdem.analysis.blueprint import load_profile
 from holdem.analysis.exact import ExactEvaluator
 from holdem.games import make_game
 from holdem.runtime.backends import make_executor
-from holdem.runtime.lag_model import Costs, MainProcess, core_share
+from holdem.runtime.lag_model import Costs, MainProcess, core_share, costs_for
 from holdem.runtime.lagged import LaggedExecutor
 from holdem.runtime.ring import DEFAULT_BYTES
 from holdem.runtime.worker import MAIN_BUSY_TARGET, PRIOR_RECORD_SECONDS, FlushPacer
@@ -133,3 +133,25 @@ def test_the_modelled_delay_at_two_workers_matches_the_real_runtime(tmp_path):
     sim, _ = _lagged_leduc(tmp_path, "sim", 2, 2_000_000, costs=costs, cores=2)
     ratio = sim.delay_iterations() / real_delay
     assert 1 / 1.5 <= ratio <= 1.5, (sim.delay_iterations(), real_delay)
+
+
+def test_the_simulator_holds_its_workers_to_the_unmerged_cap(tmp_path):
+    """A simulated main process slow enough to fall behind (2 ms a record): with the process
+    executor's cap (300 iterations here) no worker runs past it and the waits are counted;
+    without it the same run leaves workers thousands of iterations unmerged."""
+    config = config_mod.with_overrides(config_mod.default_for_game("leduc"),
+                                       train={"iters": 60_000, "max_unmerged_iters": 300})
+    game = make_game(config)
+    slow = costs_for(game, record=2e-3)
+    runs = {}
+    for cap in (True, False):
+        executor = LaggedExecutor(game, config, 4, flush=100, costs=slow, cap=cap)
+        train(config, tmp_path / f"cap-{cap}", progress=False, executor=executor)
+        runs[cap] = executor
+    capped, free = runs[True], runs[False]
+    assert capped.cap == 300 and free.cap is None
+    assert capped.stats["waits"] > 0 and capped.stats["waited"] > 0
+    assert 0 < capped.stats["most_unmerged"] <= 300 < free.stats["most_unmerged"]
+    assert free.stats["waits"] == 0
+    assert "unmerged iterations capped at 300 a worker" in capped.summary(None)[0]
+    assert capped.delay_iterations() < free.delay_iterations()

@@ -15,7 +15,9 @@ process executor's defaults unless given. When a flush is merged comes from the 
 process that wakes for records and merges them in passes whose length follows from their size,
 on a machine with a core per process unless ``--cores`` says fewer -- and each run's line gives
 the modelled flush-to-merge delay; ``--merge-delay`` instead merges every flush that many
-iterations later (a main process that always keeps up at that delay).
+iterations later (a main process that always keeps up at that delay). Each worker's unmerged
+iterations are capped as the process executor caps them (``train.max_unmerged_iters``) unless
+``--no-cap``.
 
     python tools/bench_convergence.py --game leduc --iters 3000000 --workers 2,4,8,15
     python tools/bench_convergence.py --game leduc --workers 15 --merge-delay 1000
@@ -68,6 +70,9 @@ def build_parser():
     p.add_argument("--no-pacing", action="store_true",
                    help="keep the flush the worker count gives (the runtime before flushes were "
                         "paced to the main process)")
+    p.add_argument("--no-cap", action="store_true",
+                   help="let workers run with any number of unmerged iterations (the runtime "
+                        "before train.max_unmerged_iters)")
     p.add_argument("--one-delta-per-batch", action="store_true",
                    help="flush once per batch, as Ray's workers do")
     p.add_argument("--hands", type=iteration_count, default=1_000_000,
@@ -87,7 +92,8 @@ def _train(config, game, workers, args, logdir):
     costs = None if args.visit_ns is None else costs_for(game, visit=args.visit_ns * 1e-9)
     executor = None if workers == 0 else LaggedExecutor(
         game, config, workers, args.batch_size, args.flush, args.merge_delay, costs=costs,
-        cores=args.cores, one_delta_per_batch=args.one_delta_per_batch, pace=not args.no_pacing)
+        cores=args.cores, one_delta_per_batch=args.one_delta_per_batch, pace=not args.no_pacing,
+        cap=not args.no_cap)
     start = time.perf_counter()
     result = train(config, logdir, progress=False, executor=executor)
     log(f"{workers or 'in-process'}: {result.iterations:,} iterations in "

@@ -14,8 +14,10 @@ arrived by then into one merge pass and merges them at the pass's end, which com
 ``pass_ + sum(record + bytes x byte / thread_gain)`` later (records over a quarter of a ring
 come through the pipe: ``pipe_byte`` more per byte). Records that arrive meanwhile wait for the
 next pass; a DCFR sweep (:meth:`MainProcess.pause`) holds the main process for its length. A
-worker whose ring holds more than :data:`holdem.runtime.ring.DEFAULT_BYTES` of unmerged records
-waits, as a real one blocks on its pipe, until merges free its ring.
+worker whose ring (sized as the process pool sizes it, :func:`holdem.runtime.ring.ring_bytes_for`)
+is full, or whose unmerged iterations would pass the cap
+(:func:`holdem.runtime.worker.unmerged_cap`), waits, as a real one blocks on its pipe, until
+merges free its ring or bring it under the cap.
 
 So the flush-to-merge delay is not an input: it comes out of the records' real sizes and these
 costs, grows with the worker count and, when the records arrive faster than passes absorb
@@ -31,7 +33,7 @@ one can be overridden.
 import bisect
 import dataclasses
 
-from holdem.runtime.ring import DEFAULT_BYTES
+from holdem.runtime.ring import DEFAULT_BYTES, RECORDS_PER_RING
 
 # A worker's traversal time per decision-node visit, by game name, on one core of the 2-core
 # machine: Leduc 56 ns (CPU time of BatchRunner flushes against a warm store, 22.3 visits per
@@ -82,8 +84,9 @@ class MainProcess:
     slower it runs for sharing cores (:func:`core_share`); above 1 it also wakes more slowly
     (:attr:`Costs.wake_shared`)."""
 
-    def __init__(self, costs, merge_threads=1, share=1.0):
+    def __init__(self, costs, merge_threads=1, share=1.0, ring_bytes=DEFAULT_BYTES):
         self.costs = costs
+        self.ring_bytes = int(ring_bytes)   # a record over a quarter of it takes the pipe
         self.share = max(1.0, float(share))
         self.wake = costs.wake_shared if self.share > 1.0 else costs.wake
         self.byte = costs.byte / (1.0 + costs.thread_gain * (max(1, merge_threads) - 1))
@@ -108,7 +111,7 @@ class MainProcess:
 
     def record_cost(self, length):
         c = self.costs
-        pipe = c.pipe_byte * length if length > DEFAULT_BYTES // 4 else 0.0
+        pipe = c.pipe_byte * length if length > self.ring_bytes // RECORDS_PER_RING else 0.0
         return self.share * (c.record + self.byte * length + pipe)
 
     def next_event(self):

@@ -13,11 +13,13 @@ When a record is merged comes from a model of the runtime (:mod:`holdem.runtime.
 each worker's clock advances by its slices' decision-node visits and its flushes' bytes at
 nominal costs, and a simulated main process wakes for arrivals, merges everything that arrived
 in one pass whose length follows from the records, and pauses for DCFR sweeps; a worker whose
-ring is full waits for merges. So the flush-to-merge delay grows with the worker count and the
-record sizes as the real one does, and nothing depends on this machine's timers: a seed gives
-the same figures on a quiet and on a loaded machine. With ``delay`` set, a record is instead
-merged once the simulated workers together have run ``delay`` more iterations (the simulator
-before the model; ``tools/bench_convergence.py --merge-delay``).
+ring is full, or whose unmerged iterations would pass the process executor's cap
+(:func:`holdem.runtime.worker.unmerged_cap`), waits for merges. So the flush-to-merge delay
+grows with the worker count and the record sizes as the real one does, and nothing depends on
+this machine's timers: a seed gives the same figures on a quiet and on a loaded machine. With
+``delay`` set, a record is instead merged once the simulated workers together have run
+``delay`` more iterations (the simulator before the model; ``tools/bench_convergence.py
+--merge-delay``).
 
 Like the process executor, each worker holds up to ``PIPELINE`` batches and reads the store as
 it was when a batch was handed to it: after the store grows (new arrays), it reads the old ones,
@@ -38,9 +40,10 @@ from holdem import config as config_mod
 from holdem.runtime.executor import BatchResult
 from holdem.runtime.lag_model import MainProcess, core_share, costs_for
 from holdem.runtime.process import PIPELINE, batch_size_for, merge_pass
-from holdem.runtime.ring import DEFAULT_BYTES
+from holdem.runtime.ring import ring_bytes_for
 from holdem.runtime.worker import (BatchRunner, FlushPacer, batch_rng_state, flush_iterations,
-                                   flush_text, pair_flush)
+                                   flush_text, largest_flush, pair_flush, record_bytes_at,
+                                   unmerged_cap)
 from holdem.store import records
 from holdem.store.delta import RowMerger
 from holdem.store.merge import MergeScratch, merge_threads, reason
@@ -64,6 +67,8 @@ class _SimWorker:
         self.seconds = 0.0
         self.ring = 0                   # bytes of its records not merged yet
         self.blocked = False            # its ring is full: it waits for merges
+        self.unmerged = 0               # iterations of its records not merged yet
+        self.waiting = False            # its next flush would pass the cap: it waits
 
 
 class LaggedExecutor:
@@ -74,14 +79,17 @@ class LaggedExecutor:
     iterations later when that is given. ``costs``: the model's
     :class:`holdem.runtime.lag_model.Costs` (None: the game's); ``cores``: the simulated
     machine's (None: a core per process; fewer makes the main process share them); ``pace``:
-    pace flushes as the process executor does (:class:`holdem.runtime.worker.FlushPacer`)."""
+    pace flushes as the process executor does (:class:`holdem.runtime.worker.FlushPacer`);
+    ``cap``: hold each worker's unmerged iterations to the process executor's cap
+    (:func:`holdem.runtime.worker.unmerged_cap`; not with ``delay``, whose main process keeps
+    up, nor with one delta per batch, as Ray's workers are not capped)."""
 
     allocator = None
     discounts_in_kernel = False
     in_background = False
 
     def __init__(self, game, config, workers, batch_size=None, flush=None, delay=None,
-                 costs=None, cores=None, one_delta_per_batch=False, pace=True):
+                 costs=None, cores=None, one_delta_per_batch=False, pace=True, cap=True):
         self.game = game
         self.num_workers = int(workers)
         # As the process executor configures its workers: the resolved worker count.
@@ -93,8 +101,16 @@ class LaggedExecutor:
         self.costs = costs or costs_for(game)
         self.cores = self.num_workers + 1 if cores is None else int(cores)
         self.share = core_share(self.num_workers, self.cores)
+        modelled = self.delay is None and not self.one_delta_per_batch
+        self.cap = (unmerged_cap(self.config, self.num_workers)
+                    if cap and modelled else None)
+        # The rings as the process pool sizes them, from a probe on a runner of its own (the
+        # simulated workers' state stays as it was).
+        self.ring_bytes = ring_bytes_for(record_bytes_at(
+            game, self.config, largest_flush(self.config, self.num_workers))
+            if modelled else None)
         self.main = MainProcess(self.costs, merge_threads(self.config, self.num_workers),
-                                self.share)
+                                self.share, self.ring_bytes)
         self.view = None
         self.workers = []
         self.merger = RowMerger(1)
@@ -103,7 +119,8 @@ class LaggedExecutor:
         self.queue = collections.deque()        # with ``delay``: (due iteration, worker, record)
         self.ran = 0                            # iterations run by all simulated workers
         self.slices0 = 0                        # slices worker 0 has run
-        self.stats = {"merged": 0, "iters": 0, "passes": 0, "delay": 0.0, "work": 0.0}
+        self.stats = {"merged": 0, "iters": 0, "passes": 0, "delay": 0.0, "work": 0.0,
+                      "waits": 0, "waited": 0.0, "most_unmerged": 0}
         self._steps = 0                         # DCFR sweeps seen
         # Paced as the process executor's flushes, on the model's clock (not with ``delay``:
         # that main process has no load).
@@ -179,7 +196,8 @@ class LaggedExecutor:
         w0 = self.workers[0]
         best = None
         for w in self.workers:
-            if not w.queue or w.blocked or (w.phase > self.slices0 and w0.queue):
+            if (not w.queue or w.blocked or w.waiting
+                    or (w.phase > self.slices0 and w0.queue)):
                 continue
             if best is None or w.time < best.time:
                 best = w
@@ -188,7 +206,11 @@ class LaggedExecutor:
     def _slice(self, w):
         index = self.workers.index(w)
         batch, read, flush = w.queue[0]
-        flush_n = min(flush, batch.n - w.done)
+        flush_n = self._flush_n(w)
+        if w.flush_done == 0 and self.cap is not None and w.unmerged + flush_n > self.cap:
+            w.waiting = True                # until merges bring it under the cap
+            self.stats["waits"] += 1
+            return []
         if w.flush_done == 0:
             w.state = batch_rng_state(self.config.train.seed, batch.t0 + w.done)
             w.utility_sum, w.visits, w.seconds = 0.0, 0, 0.0
@@ -225,9 +247,18 @@ class LaggedExecutor:
             self.queue.append((self.ran + self.delay, index, record))
             return self._merge_due()
         w.ring += len(record)
-        w.blocked = w.ring > DEFAULT_BYTES
+        w.unmerged += flush_n
+        self.stats["most_unmerged"] = max(self.stats["most_unmerged"], w.unmerged)
+        w.blocked = w.ring > self.ring_bytes
         self.main.arrive(w.time, index, record)
         return []
+
+    def _flush_n(self, w):
+        """The iterations of worker ``w``'s current (or next) flush: its batch's flush, cut to
+        what is left of the batch and to the cap."""
+        batch, _, flush = w.queue[0]
+        n = min(flush, batch.n - w.done)
+        return n if self.cap is None else max(1, min(n, self.cap))
 
     def _merge_records(self, recs, end=None):
         """Merge ``recs`` [(arrival, worker, record)] in one pass (merged at ``end``)."""
@@ -253,8 +284,13 @@ class LaggedExecutor:
                 s["delay"] += end - arrival
                 w = self.workers[index]
                 w.ring -= len(record)
-                if w.blocked and w.ring <= DEFAULT_BYTES:
+                w.unmerged -= flush.iters
+                if w.blocked and w.ring <= self.ring_bytes:
                     w.blocked = False
+                    w.time = max(w.time, end)
+                if w.waiting and w.unmerged + self._flush_n(w) <= self.cap:
+                    w.waiting = False
+                    s["waited"] += max(0.0, end - w.time)
                     w.time = max(w.time, end)
             out.append(BatchResult(iters=flush.iters, utility_sum=flush.utility_sum,
                                    visits=flush.visits, seconds=flush.seconds))
@@ -311,7 +347,15 @@ class LaggedExecutor:
         return [f"{head}; modelled: flush to merge {1e3 * self.delay_seconds():.2f} ms "
                 f"({self.delay_iterations():,.0f} iterations), {per_pass:.1f} records per pass, "
                 f"main process busy {busy:.0%}, {self.rate():,.0f} iterations/s "
-                f"({self.cores} cores){self._paced()}"]
+                f"({self.cores} cores){self._paced()}{self._capped()}"]
+
+    def _capped(self):
+        s = self.stats
+        if self.cap is None:
+            return ""
+        share = s["waited"] / (self.main.clock * self.num_workers) if self.main.clock else 0.0
+        return (f"; unmerged iterations capped at {self.cap:,} a worker: {s['waits']:,} waits "
+                f"({share:.1%} of the workers' time)")
 
     def _paced(self):
         s, pacer = self.stats, self.pacer
