@@ -137,8 +137,11 @@ class FoldCheck:
     """LBR's model of the bot against the bot: over ``bets`` bets and raises of LBR that the
     bot answered, the fold probability LBR's belief gave each (summed: ``predicted``) and the
     bot's actual folds (``folded``). Where the belief is the bot's posterior, each answer is a
-    fold with exactly the predicted probability, so ``folded - predicted`` has mean 0 and
-    variance ``variance`` (the sum of p (1 - p))."""
+    fold with exactly the predicted probability, so ``folded - predicted`` has mean 0.
+    ``variance`` estimates its variance from the deals: the sum over deals of the square of
+    the deal's own folds minus predictions (the two hands of a duplicate deal share the bot's
+    cards, so their answers are not independent and the sum of p (1 - p) would understate it).
+    Deals are independent, so ``z`` is then close to a standard normal."""
 
     bets: int
     predicted: float

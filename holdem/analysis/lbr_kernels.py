@@ -95,7 +95,7 @@ NUM_STATS = 25                  # (23, 24: STAT_EMPTY, STAT_DROPPED in lbr_belie
 AUD_BETS = 0                    # LBR bets and raises the bot answered
 AUD_PREDICTED = 1               # sum of the fold probability LBR's model gave each
 AUD_FOLDED = 2                  # how many the bot folded to
-AUD_VARIANCE = 3                # sum of p (1 - p): the variance of AUD_FOLDED - AUD_PREDICTED
+AUD_VARIANCE = 3                # sum over deals of (folds - predictions in the deal)^2
 NUM_AUDIT = 4
 
 LbrSpec = namedtuple("LbrSpec", [
@@ -491,7 +491,6 @@ def play_seat(tree, tables, store, spec, work, seat, state):
             if predicted >= 0.0:
                 work.audit[AUD_BETS] += 1.0
                 work.audit[AUD_PREDICTED] += predicted
-                work.audit[AUD_VARIANCE] += predicted * (1.0 - predicted)
                 if kind == ActionCode.FOLD:
                     work.audit[AUD_FOLDED] += 1.0
                 predicted = -1.0
@@ -529,7 +528,10 @@ def lbr_play(tree, tables, store, spec, work, state, deals, n, out):
     difference is then paired deal by deal)."""
     for i in range(n):
         _deal(work, deals)
+        gap = work.audit[AUD_FOLDED] - work.audit[AUD_PREDICTED]
         total = 0.0
         for seat in range(2):
             total += play_seat(tree, tables, store, spec, work, seat, state)
         out[i] = 0.5 * total
+        gap = work.audit[AUD_FOLDED] - work.audit[AUD_PREDICTED] - gap
+        work.audit[AUD_VARIANCE] += gap * gap   # a deal's two hands share the bot's cards
