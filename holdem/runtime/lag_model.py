@@ -25,9 +25,9 @@ them, rises until the rings hold the workers back -- what 15 workers did on a 16
 (docs/parallel.md). Nothing here reads a clock: a seed gives the same run on a quiet machine and
 on a loaded one.
 
-The costs were measured on the 2-core development machine (docs/parallel.md, "The lag
-simulator's clock", has the runs they come from); :func:`costs_for` gives a game's, and every
-one can be overridden.
+The costs were measured on the 2-core development machine (the runs they come from:
+docs/parallel.md#the-lag-simulators-clock); :func:`costs_for` gives a game's, and every one can
+be overridden.
 """
 
 import bisect
@@ -46,7 +46,7 @@ DEFAULT_VISIT_SECONDS = 145e-9
 @dataclasses.dataclass(frozen=True)
 class Costs:
     """Nominal seconds of the simulated runtime (see the module docstring), measured on the
-    2-core machine (docs/parallel.md, "The lag simulator's clock")."""
+    2-core machine (docs/parallel.md#the-lag-simulators-clock)."""
 
     visit: float = DEFAULT_VISIT_SECONDS   # worker: per decision-node visit
     flush: float = 80e-6                   # worker: per flush beyond its visits (a run call,

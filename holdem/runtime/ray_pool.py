@@ -119,8 +119,8 @@ class RayPool(Pool):
     @classmethod
     def own_delta_default(cls, num_workers):
         """W: a worker's own batch stands in for the other workers' unmerged ones (Leduc on a
-        two-node cluster: 1.08x the in-process exploitability, 1.42x with 1; README, Parallel
-        training)."""
+        two-node cluster: 1.08x the in-process exploitability, 1.42x with 1;
+        docs/parallel.md)."""
         return float(num_workers)
 
     @classmethod

@@ -33,8 +33,8 @@ _PARENT_CHECK_SECONDS = 1.0
 _PR_SET_PDEATHSIG = 1                   # prctl option (linux/prctl.h)
 # How far behind the shared store a worker reads: about (W - 1) x flush / 2 iterations of the
 # other workers' updates it cannot see yet. A flush of LAG_ITERATIONS / (W - 1) iterations keeps
-# that the same at every worker count (measured with tools/bench_convergence.py; README,
-# Parallel training). Two workers flush less often (:func:`pair_flush`): each misses only the
+# that the same at every worker count (measured with tools/bench_convergence.py;
+# docs/parallel.md). Two workers flush less often (:func:`pair_flush`): each misses only the
 # other's updates, and the per-flush costs (split, send, merge) are what keep them from using
 # their two cores (hunl_default, 2 workers over one core, median of five pairs: 1.28x with a
 # delta every 700 iterations, 1.35x every 1,400, 1.37x-1.41x every 2,800, 1.51x with one per
@@ -271,8 +271,8 @@ def holds_cold_rows(config, num_workers):
     runs of an earlier version stored it, is false). Off by default: moving cold rows in and
     out of the holding store cost a worker more than it saved the main process -- on
     ``hunl_default`` 10 us per iteration at 2 workers' flush and 25 at 15 workers' (the
-    worker's rate 25.5 k instead of 37 k, and 15.4 k instead of 28.4 k iterations/s; README,
-    Parallel training)."""
+    worker's rate 25.5 k instead of 37 k, and 15.4 k instead of 28.4 k iterations/s;
+    docs/parallel.md)."""
     return bool(config.train.hold_cold_rows)
 
 
@@ -282,7 +282,7 @@ def own_delta_weight(config, num_workers):
     serial run counts them). A pool writes its own default into its workers' config
     (:meth:`holdem.runtime.pool.Pool.own_delta_default`: 1 for workers that flush often, where
     more only multiplies one worker's sampling noise by W; W for Ray's, whose workers send one
-    delta per batch; README, Parallel training)."""
+    delta per batch; docs/parallel.md)."""
     weight = config.train.own_delta_weight
     if weight is None:
         return 1.0

@@ -93,7 +93,7 @@ class ColdRows:
     batch's last flush, which sends everything still held. So no row ever has more than
     HOLD_TOUCHES - 1 flushes' updates held, and hot rows go out every flush as before. At 15
     workers' flush this leaves 0.60 of the rows of hunl_default and 0.79 of hunl_blueprint to
-    merge (README, Parallel training). The worker does not see its own held updates in regret
+    merge (docs/parallel.md). The worker does not see its own held updates in regret
     matching (nor its sent ones until they are merged), and a worker that dies loses what it
     held. Off by default (``train.hold_cold_rows``): each held row costs two hash-table moves,
     which slowed a worker more than it spared the main process
