@@ -70,6 +70,7 @@ def test_lbr_belief_is_the_bots_posterior(blueprint, setting):
         return
     assert folds.bets >= 10_000, folds.line()
     assert abs(folds.z) < 3.3, folds.line()
+    assert abs(folds.z_exact) < 3.3, folds.line()
     assert 0.05 < folds.predicted / folds.bets < 0.95     # the check has something to find
     if setting.startswith("56"):
         assert stats["translated"] > 1_000 and stats["max_branches"] > 1

@@ -141,12 +141,25 @@ class FoldCheck:
     ``variance`` estimates its variance from the deals: the sum over deals of the square of
     the deal's own folds minus predictions (the two hands of a duplicate deal share the bot's
     cards, so their answers are not independent and the sum of p (1 - p) would understate it).
-    Deals are independent, so ``z`` is then close to a standard normal."""
+    Deals are independent, so ``z`` is then close to a standard normal.
+
+    ``exact`` sums the bot's own fold probability at each answer (its real node and cards
+    known): LBR's prediction is its expectation given what LBR sees, so ``exact - predicted``
+    has mean 0 too, without the noise of the bot's draws (``exact_variance``, from the deals
+    likewise; ``z_exact``): the sharper check."""
 
     bets: int
     predicted: float
     folded: int
     variance: float
+    exact: float = 0.0
+    exact_variance: float = 0.0
+
+    @property
+    def z_exact(self):
+        """(exact - predicted) in standard deviations (0 when nothing varies)."""
+        gap = self.exact - self.predicted
+        return gap / math.sqrt(self.exact_variance) if self.exact_variance > 0 else 0.0
 
     @property
     def z(self):
@@ -159,7 +172,8 @@ class FoldCheck:
             return "fold check: LBR made no bet the bot answered"
         return (f"fold check: {self.bets:,} bets, LBR predicted folds "
                 f"{self.predicted / self.bets:.4f}, the bot folded {self.folded / self.bets:.4f} "
-                f"(z = {self.z:+.2f})")
+                f"(z = {self.z:+.2f}) with probability {self.exact / self.bets:.4f} "
+                f"(z = {self.z_exact:+.2f})")
 
 
 @dataclass
@@ -401,7 +415,9 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
     stats[lk.STAT_MAX_BRANCHES] = max(int(w.stats[lk.STAT_MAX_BRANCHES]) for w in works)
     audit = np.sum([w.audit for w in works], axis=0)
     folds = FoldCheck(bets=int(audit[lk.AUD_BETS]), predicted=float(audit[lk.AUD_PREDICTED]),
-                      folded=int(audit[lk.AUD_FOLDED]), variance=float(audit[lk.AUD_VARIANCE]))
+                      folded=int(audit[lk.AUD_FOLDED]), variance=float(audit[lk.AUD_VARIANCE]),
+                      exact=float(audit[lk.AUD_EXACT]),
+                      exact_variance=float(audit[lk.AUD_EXACT_VARIANCE]))
     return LbrResult(mbb_per_hand=mean, ci95=ci, hands=2 * deals, seconds=seconds,
                      stats=dict(zip(STAT_NAMES, stats.tolist())), setting=setting,
                      per_deal=out * scale, folds=folds)

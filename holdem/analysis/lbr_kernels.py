@@ -96,7 +96,9 @@ AUD_BETS = 0                    # LBR bets and raises the bot answered
 AUD_PREDICTED = 1               # sum of the fold probability LBR's model gave each
 AUD_FOLDED = 2                  # how many the bot folded to
 AUD_VARIANCE = 3                # sum over deals of (folds - predictions in the deal)^2
-NUM_AUDIT = 4
+AUD_EXACT = 4                   # sum of the bot's own fold probability at its real node
+AUD_EXACT_VARIANCE = 5          # sum over deals of (exact - predictions in the deal)^2
+NUM_AUDIT = 6
 
 LbrSpec = namedtuple("LbrSpec", [
     "stride",           # int: infoset key = history * stride + bucket
@@ -476,10 +478,13 @@ def play_seat(tree, tables, store, spec, work, seat, state):
                       and to == real_max_to(spec, real))
             lbr_raised = kind == ActionCode.RAISE
         else:
+            exact = 0.0                 # the bot's fold probability, its node and cards known
             if on_tree(tree, real, bp_node, bp):
                 key = np.int64(tree.history[bp_node]) * spec.stride + work.bucket[street,
                                                                                   bp_combo]
                 a = sample_average(store, key, tree.num_actions[bp_node], work.sigma, state)
+                if spec.fold_child[bp_node] >= 0 and real_to_call(real) > 0:
+                    exact = work.sigma[spec.fold_child[bp_node] - tree.child_start[bp_node]]
                 kind, to = bot_real_action(spec, real, tree.child_start[bp_node] + a,
                                            spec.fold_child[bp_node], spec.call_child[bp_node])
             else:
@@ -491,6 +496,7 @@ def play_seat(tree, tables, store, spec, work, seat, state):
             if predicted >= 0.0:
                 work.audit[AUD_BETS] += 1.0
                 work.audit[AUD_PREDICTED] += predicted
+                work.audit[AUD_EXACT] += exact
                 if kind == ActionCode.FOLD:
                     work.audit[AUD_FOLDED] += 1.0
                 predicted = -1.0
@@ -529,9 +535,12 @@ def lbr_play(tree, tables, store, spec, work, state, deals, n, out):
     for i in range(n):
         _deal(work, deals)
         gap = work.audit[AUD_FOLDED] - work.audit[AUD_PREDICTED]
+        exact_gap = work.audit[AUD_EXACT] - work.audit[AUD_PREDICTED]
         total = 0.0
         for seat in range(2):
             total += play_seat(tree, tables, store, spec, work, seat, state)
         out[i] = 0.5 * total
         gap = work.audit[AUD_FOLDED] - work.audit[AUD_PREDICTED] - gap
         work.audit[AUD_VARIANCE] += gap * gap   # a deal's two hands share the bot's cards
+        exact_gap = work.audit[AUD_EXACT] - work.audit[AUD_PREDICTED] - exact_gap
+        work.audit[AUD_EXACT_VARIANCE] += exact_gap * exact_gap
