@@ -192,12 +192,12 @@ def test_workers_whose_shared_store_cannot_grow_stop_with_a_final_checkpoint(
 
 @pytest.fixture
 def small_tmpfs(tmp_path):
-    """A 32 MiB tmpfs (root only, where mounting is allowed), unmounted after."""
+    """A 50 MiB tmpfs (root only, where mounting is allowed), unmounted after."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
     mount = tmp_path / "tmpfs"
     mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(mount)],
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=50m", "tmpfs", str(mount)],
                           capture_output=True, text=True)
     if made.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
@@ -210,8 +210,9 @@ def small_tmpfs(tmp_path):
 
 def test_workers_whose_small_tmpfs_fills_stop_with_a_final_checkpoint(
         launch, tmp_path, small_tmpfs, orphans):
-    """HOLDEM_SHM_DIR on a 32 MiB tmpfs: the delta rings (16 MiB for two workers) and the first
-    generations fit, a later one does not."""
+    """HOLDEM_SHM_DIR on a 50 MiB tmpfs: the delta rings (34 MiB for two workers on
+    ``hunl_default``: each sized from its largest record) and the first generations fit, a
+    later one does not."""
     logdir = tmp_path / "log"
     run = launch("run", "--config", ROOT / "configs" / "hunl_default.yaml", "--iters",
                  100_000_000, "--num-workers", 2, "--logdir", logdir,
