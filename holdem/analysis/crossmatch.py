@@ -14,8 +14,6 @@ No control variate: intervals are wider than ``head_to_head``'s for the same han
     print(cross_match(Blueprint.load("runs/a"), Blueprint.load("runs/b"), hands=2_000_000).line())
 """
 
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
 import numpy as np
@@ -74,13 +72,7 @@ def cross_match(a, b, hands=1_000_000, seed=0, threads=1):
                       np.zeros(NUM_REAL, np.int64), target)
 
     run(0, 0, out[:0])                              # compile or load from the cache
-    start = time.perf_counter()
-    if threads == 1:
-        run(0)
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(run, range(threads)))
-    seconds = time.perf_counter() - start
+    seconds = lbr.timed_on_threads(run, threads)
     scale = 1000.0 / a.game.cards.table.chips_per_bb
     mean, ci = _mean_ci(out, scale)
     result = MatchResult(mean, ci, hands=2 * deals)

@@ -23,8 +23,8 @@ from holdem._jit import njit
 from holdem.abstraction.deal_kernels import river_prepare_kernel
 from holdem.analysis.lbr_belief_kernels import hand_bucket
 from holdem.analysis.lbr_hand_kernels import (R_CONTRIB, R_FOLDER, R_OVER, R_PLAYER, R_STREET,
-                                              bot_real_action, on_tree, real_apply, real_max_to,
-                                              real_start, translate_action)
+                                              bot_real_action, deal_nine, on_tree, real_apply,
+                                              real_max_to, real_start, translate_action)
 from holdem.analysis.play_kernels import sample_average
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
 from holdem.games.tree import ActionCode
@@ -116,14 +116,7 @@ def cross_play(bot_a, bot_b, state, deals, n, deck, cards, real, out):
     the bots' actions and readings. Scratch: ``deck`` int64[52], ``cards`` int64[9], ``real``
     int64[NUM_REAL]."""
     for i in range(n):
-        for c in range(52):
-            deck[c] = c
-        for c in range(9):
-            j = c + rng.below(deals, 52 - c)
-            tmp = deck[c]
-            deck[c] = deck[j]
-            deck[j] = tmp
-            cards[c] = deck[c]
+        deal_nine(deck, cards, deals)
         total = 0.0
         for a_seat in range(2):
             total += _play_hand(bot_a, bot_b, a_seat, cards, real, state)

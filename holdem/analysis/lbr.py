@@ -368,6 +368,18 @@ def baseline_store(game, policy):
     return store.arrays
 
 
+def timed_on_threads(run, threads):
+    """Call ``run(t)`` for t in range(threads), on that many threads when more than one (the
+    kernels release the GIL); the seconds it took."""
+    start = time.perf_counter()
+    if threads == 1:
+        run(0)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(run, range(threads)))
+    return time.perf_counter() - start
+
+
 def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
               preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
               threads=1, bucket_samples=0, setting=None, first_round=None, paired=False):
@@ -400,13 +412,7 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
 
     lk.lbr_play(game.tree, game.deal.tables, store, spec, works[0], states[0], deal_states[0],
                 np.int64(0), out)                       # compile or load from the cache
-    start = time.perf_counter()
-    if threads == 1:
-        run(0)
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(run, range(threads)))
-    seconds = time.perf_counter() - start
+    seconds = timed_on_threads(run, threads)
     scale = 1000.0 / game.cards.table.chips_per_bb
     mean = float(out.mean()) * scale
     ci = (1.96 * float(out.std(ddof=1)) / float(np.sqrt(deals)) * scale if deals > 1

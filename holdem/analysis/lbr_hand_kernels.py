@@ -15,6 +15,7 @@ the real pot), and :func:`on_tree` whether an abstract node still matches the re
 
 import numpy as np
 
+from holdem import rng
 from holdem._jit import njit, njit_inline
 from holdem.games.tree import ActionCode
 from holdem.games.tree_kernels import DECISION
@@ -30,6 +31,20 @@ R_STREET = 8
 R_OVER = 9                      # 0 running, 1 someone folded, 2 showdown
 R_FOLDER = 10
 NUM_REAL = 11
+
+
+@njit
+def deal_nine(deck, cards, state):
+    """Shuffle the first nine cards of a fresh deck (``deck`` int64[52] scratch) into
+    ``cards``: two hole cards for each seat, then the board."""
+    for i in range(52):
+        deck[i] = i
+    for i in range(9):
+        j = i + rng.below(state, 52 - i)
+        tmp = deck[i]
+        deck[i] = deck[j]
+        deck[j] = tmp
+        cards[i] = deck[i]
 
 
 @njit

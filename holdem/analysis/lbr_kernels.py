@@ -66,7 +66,7 @@ from holdem.analysis.lbr_belief_kernels import (MAX_BRANCHES,  # noqa: F401
                                                 normalize_range, prepare_street, update_range)
 from holdem.analysis.lbr_hand_kernels import (NUM_REAL, R_BET, R_COMMIT,  # noqa: F401
                                               R_CONTRIB, R_FOLDER, R_OVER, R_PLAYER, R_STREET,
-                                              bot_real_action, on_tree, real_apply,
+                                              bot_real_action, deal_nine, on_tree, real_apply,
                                               real_max_to, real_min_to, real_start,
                                               real_to_call, translate_action)
 from holdem.analysis.play_kernels import sample_average
@@ -376,15 +376,7 @@ def lbr_action(tree, store, spec, seat, work):
 
 @njit
 def _deal(work, state):
-    deck = work.deck
-    for i in range(52):
-        deck[i] = i
-    for i in range(9):
-        j = i + rng.below(state, 52 - i)
-        tmp = deck[i]
-        deck[i] = deck[j]
-        deck[j] = tmp
-        work.cards[i] = deck[i]
+    deal_nine(work.deck, work.cards, state)
     for i in range(8):
         work.ready[i] = 0
 
