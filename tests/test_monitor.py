@@ -231,8 +231,11 @@ def test_a_rate_point_measures_training_not_the_evaluation_in_its_interval(tmp_p
 @pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.parallel)])
 def test_the_last_rate_point_of_a_run_is_not_dragged_down_by_its_final_evaluation(
         tmp_path, monkeypatch, workers):
-    """Through train(): every evaluation of the run takes an extra second (a slow baseline
-    match); the rate points, the last one included, stay those of training."""
+    """Through train(): every forced evaluation of the run takes three extra seconds (a slow
+    baseline match); the rate points, the last one included, stay those of training. Counted
+    in a last interval of 0.125-0.25 s, those seconds would cut its rate below a twelfth;
+    the bound is a quarter of the median, so that another job starting on a shared machine
+    during that short interval (CI: a heavy test on the other core) does not fail it."""
     import time
 
     from holdem.monitor import RunMonitor
@@ -243,7 +246,7 @@ def test_the_last_rate_point_of_a_run_is_not_dragged_down_by_its_final_evaluatio
     def slow(self, iterations, store, force):
         values = evaluate(self, iterations, store, force)
         if force:
-            time.sleep(1.0)
+            time.sleep(3.0)
         return values
 
     monkeypatch.setattr(RunMonitor, "_evaluate", slow)
@@ -256,7 +259,7 @@ def test_the_last_rate_point_of_a_run_is_not_dragged_down_by_its_final_evaluatio
     train(config, tmp_path / "run", progress=False)
     rates = [value for _, value in _scalars(tmp_path / "run", "train/iters_per_sec")]
     assert len(rates) >= 4, rates
-    assert rates[-1] >= 0.5 * float(np.median(rates[1:-1])), rates
+    assert rates[-1] >= 0.25 * float(np.median(rates[1:-1])), rates
 
 
 def test_store_bytes_means_the_same_before_and_after_a_resume(tmp_path):
