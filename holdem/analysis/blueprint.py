@@ -2,7 +2,7 @@
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -429,13 +429,9 @@ class Blueprint:
             raise ValueError("translate_line() is for No-Limit Hold'em")
         if stacks is None:
             stacks = real_stack(self, big_blind)
-        table = real_table(self, 1, big_blind)
-        if np.ndim(stacks) == 0:
-            stacks = (int(stacks),) * self.game.num_players
+        stacks = tuple(int(s) for s in np.broadcast_to(stacks, self.game.num_players))
         real = self.game.cards.engine.HandState(
-            self.game.cards.engine.TableConfig(tuple(int(s) for s in stacks),
-                                               table.small_blind, table.big_blind, table.ante),
-            rng=np.random.default_rng(0))
+            replace(real_table(self, 1, big_blind), stacks=stacks), rng=np.random.default_rng(0))
         labels, notes = [], []
         for kind, amount in actions:
             try:
@@ -456,11 +452,11 @@ class Blueprint:
                 amount = (real.legal_actions().max_to if kind == "allin" and amount is None
                           else amount)
                 x = float(amount - real.bet_to) / float(real_pot(real))
-                exact = [lab for f, lab in raises if real_raise_to(f, lab, real) == amount]
+                exact = [(f, lab) for f, lab in raises if real_raise_to(f, lab, real) == amount]
                 if kind == "allin" and raises[-1][1] == "a":
                     options = (("a", raises[-1][0], 1.0),)
                 elif exact:
-                    options = ((exact[0], dict((b, a) for a, b in raises)[exact[0]], 1.0),)
+                    options = ((exact[0][1], exact[0][0], 1.0),)
                 else:
                     options = tuple((raises[i][1], raises[i][0], p)
                                     for i, p in translate(x, [f for f, _ in raises]))
