@@ -89,7 +89,7 @@ class _FoldBot:
 
     solves = 0
 
-    def policy(self, state):
+    def policy(self, state, hand=None):
         legal = state.legal_actions()
         action = Action.fold() if ActionKind.FOLD in legal else Action.check()
         return ["f"], [action], np.ones((1, len(COMBOS)))
@@ -115,6 +115,35 @@ def test_lbr_beats_an_always_fold_bot_by_exactly_750(bp, setting):
             total += lbr_hand(state, seat, _FoldBot(), s.fractions, s.bet_allin,
                               ROUNDS[s.rounds], {"decisions": 0, "raises": 0})
     assert total / 6 * 10 == 750.0          # chips per hand -> mbb (big blind 100 chips)
+
+
+def test_lbr_looking_ahead_keeps_the_bots_reading_of_the_hand(bp):
+    """LBR values a raise by the bot's answer on a copy of the hand; the bot reads the copy with
+    the real hand's draws, so its reading of an off-tree bet is drawn once per hand (it was
+    drawn again for every copy, and the real hand then got a fresh reading)."""
+    from holdem.analysis.lbr import ROUNDS
+
+    s = LbrSetting.parse("56:3-4")
+    table = real_table(bp, 10_000, 100)
+    rng = np.random.default_rng(3)
+    bot = ResolvingBot(bp, 100, np.random.default_rng(1), street=5)
+    translate, seeds = bot.blueprint.translate, []
+
+    def recording(state, hand=None):
+        out = translate(state, hand)
+        seeds.append(bot.blueprint._hand_seed)
+        return out
+
+    bot.blueprint.translate = recording
+    stats = {"decisions": 0, "raises": 0}
+    for _ in range(6):
+        cards = HandState(table, rng=rng)
+        for seat in (0, 1):
+            seeds.clear()
+            state = HandState(table, hole_cards=cards.hole_cards, board=cards.full_board)
+            lbr_hand(state, seat, bot, s.fractions, s.bet_allin, ROUNDS[s.rounds], stats)
+            assert len(seeds) > 1 and len(set(seeds)) == 1
+    assert stats["raises"] > 0
 
 
 def test_lbr_against_a_bot_that_never_resolves_pairs_exactly(bp):
@@ -165,7 +194,7 @@ class _ShoveBot:
 
     solves = 0
 
-    def policy(self, state):
+    def policy(self, state, hand=None):
         legal = state.legal_actions()
         if legal.min_to:
             kind = ActionKind.BET if ActionKind.BET in legal else ActionKind.RAISE
@@ -229,7 +258,7 @@ def _card_names():
 class _TurnShoveBot(_ShoveBot):
     """Checks or calls before the turn, then goes all-in whenever it can."""
 
-    def policy(self, state):
+    def policy(self, state, hand=None):
         if int(state.street) < 2:
             legal = state.legal_actions()
             action = Action.check() if ActionKind.CHECK in legal else Action.call()

@@ -112,12 +112,15 @@ class BlueprintBot:
         self.scale = big_blind / (table.chips_per_bb * table.big_blind)  # real per tree chip
         self._hand, self._hand_seed = None, 0
 
-    def translate(self, state):
+    def translate(self, state, hand=None):
         """(abstract labels, Translations) of the real hand so far, read on the real pot.
         Off-tree sizes are read at random with the pseudo-harmonic probabilities; the draws are
-        seeded once per hand, so the bot keeps its reading of a bet for the rest of the hand."""
-        if state is not self._hand:
-            self._hand, self._hand_seed = state, int(self.rng.integers(2**63))
+        seeded once per hand, so the bot keeps its reading of a bet for the rest of the hand.
+        ``hand``: the real hand that ``state`` is a copy of, where a best response looks ahead
+        on copies (the copy is read with that hand's draws; None: ``state`` is the hand)."""
+        hand = state if hand is None else hand
+        if hand is not self._hand:
+            self._hand, self._hand_seed = hand, int(self.rng.integers(2**63))
         return self.bp.translate_line(real_line(state), self.big_blind,
                                       rng=np.random.default_rng(self._hand_seed),
                                       stacks=state.config.stacks)

@@ -194,7 +194,7 @@ def lbr_hand(state, lbr, bot, fractions, all_in, first_round, stats):
         for action in _candidates(state, fractions, all_in):
             value, after = _value_after(state, action, lbr, belief, equity)
             if after is not None:
-                value = _expected_raise(after, lbr, belief, equity, bot.policy(after))
+                value = _expected_raise(after, lbr, belief, equity, bot.policy(after, state))
             if value > best_value + 1e-9:
                 best, best_value = action, value
         stats["decisions"] += 1

@@ -341,9 +341,9 @@ class ResolvingBot:
             self._game = (street, solver, extra)
         return solver
 
-    def translate(self, state):
+    def translate(self, state, hand=None):
         """The blueprint's reading of the hand (:meth:`BlueprintBot.translate`)."""
-        return self.blueprint.translate(state)
+        return self.blueprint.translate(state, hand)
 
     def reading(self, state):
         """How the bot reads the last bet: the blueprint's translation before the re-solved
@@ -352,12 +352,12 @@ class ResolvingBot:
             return None
         return self.blueprint.reading(state)
 
-    def _blueprint_policy(self, state):
+    def _blueprint_policy(self, state, hand=None):
         """(labels, actions, probs) of the blueprint for every combo (see :meth:`policy`)."""
         bp, tree = self.bp, self.bp.game.tree
         me, legal = state.to_act, state.legal_actions()
         try:
-            labels, _ = self.blueprint.translate(state)
+            labels, _ = self.blueprint.translate(state, hand)
             node = bp.node_of(labels)
             if (tree.kind[node] != 0 or tree.player[node] != me
                     or tree.street[node] != int(state.street)):
@@ -373,20 +373,21 @@ class ResolvingBot:
         probs[:, index] = node_range.mix.T
         return list(node_range.actions), actions, probs
 
-    def policy(self, state):
+    def policy(self, state, hand=None):
         """What the seat to act of ``state`` does with every combo: (labels, real actions,
         float64[num_actions, 1326] probabilities), from the blueprint before the re-solved
         streets and from the solution after (solving when needed). What a best response to the
-        bot (:mod:`holdem.subgame.lbr`) reads; :meth:`decide` samples its own combo's column."""
+        bot (:mod:`holdem.subgame.lbr`) reads; :meth:`decide` samples its own combo's column.
+        ``hand``: the real hand that ``state`` is a copy of (:meth:`BlueprintBot.translate`)."""
         if int(state.street) < self.street:
-            return self._blueprint_policy(state)
+            return self._blueprint_policy(state, hand)
         try:
-            self.blueprint.translate(state)       # keeps the hand's translation seed
+            self.blueprint.translate(state, hand)   # keeps the hand's translation seed
         except ValueError:
-            pass                                  # the real line left the blueprint's tree
+            pass                                    # the real line left the blueprint's tree
         solver = self._street_game(state)
         if solver is None:
-            return self._blueprint_policy(state)
+            return self._blueprint_policy(state, hand)
         line = tuple(street_labels(state, int(state.street)))
         node = solver.tree.find(line)
         labels = solver.tree.child_labels(node)
