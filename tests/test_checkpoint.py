@@ -9,8 +9,8 @@ import pytest
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem.games import make_game
-from holdem.solver.solver import Solver
-from holdem.solver.solver import save_solver, solver_from_checkpoint
+from holdem.games.checkpointed import game_of_checkpoint
+from holdem.solver.solver import Solver, save_solver
 
 
 def _trained(game="leduc", iters=2000, seed=3):
@@ -18,6 +18,17 @@ def _trained(game="leduc", iters=2000, seed=3):
     solver = Solver(make_game(game), cfg)
     solver.run(iters)
     return solver
+
+
+def solver_from_checkpoint(checkpoint, config=None):
+    """A :class:`Solver` restored from a checkpoint (``config`` overrides the stored one; its
+    game must match): what resuming an in-process run does, for the round trips below."""
+    game, config = game_of_checkpoint(checkpoint, config)
+    store = ckpt.store_from_checkpoint(checkpoint, game)
+    state = ckpt.run_state(checkpoint)
+    return Solver(game, config, store=store, rng_state=state.rng_state,
+                  iterations=state.iterations, elapsed=state.elapsed,
+                  dcfr_steps=state.schedule.get("dcfr_steps", 0))
 
 
 def _same_store(a, b):

@@ -49,8 +49,8 @@ def test_line_emd_matches_exact_transport():
 def _greedy(atom, mass, target, ground):
     order = np.argsort(ground, axis=1, kind="stable").astype(np.int64)
     k = target.shape[0]
-    return ek.emd_greedy_kernel(np.asarray(atom, np.int64), np.asarray(mass, np.float64),
-                                target, ground, order, np.zeros(k), np.zeros(len(atom)))
+    return ek.emd_greedy(np.asarray(atom, np.int64), np.asarray(mass, np.float64), len(atom),
+                         target, ground, order, np.zeros(k), np.zeros(len(atom)))
 
 
 def test_greedy_emd_is_a_transport_plan_never_below_the_exact_one():

@@ -15,7 +15,7 @@ from holdem import rng as rng_mod
 from holdem.analysis.strategy import average_profile
 from holdem.solver import kernels
 from holdem.solver import solver as solver_mod
-from holdem.solver.solver import RingBuffer, Solver, make_params
+from holdem.solver.solver import Solver, make_params
 from tests.reference.vanilla_cfr import regret_matching as reference_regret_matching
 
 
@@ -273,28 +273,3 @@ def test_regret_floor_holds(leduc, seed):
     regrets = solver.store.used()[3]
     assert regrets.min() == pytest.approx(-2.0)
     assert np.all(regrets >= np.float32(-2.0))
-
-
-# -- utilities ---------------------------------------------------------------------------------
-
-def test_ring_buffer_keeps_the_last_values(rng):
-    for capacity in (1, 3, 8):
-        buffer = RingBuffer(capacity)
-        assert np.isnan(buffer.mean())
-        values = []
-        for _ in range(100):
-            chunk = rng.random(int(rng.integers(0, 3 * capacity + 2)))
-            buffer.extend(chunk)
-            values.extend(chunk)
-            assert buffer.values.shape == (capacity,)                  # bounded
-            assert buffer.count == len(values)
-            if values:
-                assert buffer.mean() == pytest.approx(np.mean(values[-capacity:]), rel=1e-12)
-
-
-def test_solver_utility_window_is_bounded(kuhn, seed):
-    solver = Solver(kuhn, make_config("kuhn", seed), utility_window=1_000)
-    solver.run(50_000)
-    assert solver.utility.values.shape == (1_000,)
-    assert solver.utility.count == 50_000
-    assert abs(solver.utility.mean()) < 1.0

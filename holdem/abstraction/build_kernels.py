@@ -57,34 +57,6 @@ FLOP_IWORK = _TURN_PERM + 49
 # --------------------------------------------------------------------------------------------
 
 @njit_exact
-def flop_census_kernel(radix, offset, code_mult, counts):
-    """Add one to ``counts[index]`` for every raw flop hand (hole pair, flop set): 1326 *
-    C(50, 3) = 25,989,600 hands; ``counts`` (1,286,792,) int64 zeros, in place. Returns the
-    number of out-of-range indices (0 when the indexer is correct)."""
-    bad = 0
-    n = counts.shape[0]
-    for h0 in range(52):
-        for h1 in range(h0 + 1, 52):
-            kh = CARD_BITS[h0] | CARD_BITS[h1]
-            for f0 in range(52):
-                if f0 == h0 or f0 == h1:
-                    continue
-                for f1 in range(f0 + 1, 52):
-                    if f1 == h0 or f1 == h1:
-                        continue
-                    for f2 in range(f1 + 1, 52):
-                        if f2 == h0 or f2 == h1:
-                            continue
-                        kf = CARD_BITS[f0] | CARD_BITS[f1] | CARD_BITS[f2]
-                        idx = hand_index_kernel(radix, offset, code_mult, kh, kf, 0, 0)
-                        if idx < 0 or idx >= n:
-                            bad += 1
-                        else:
-                            counts[idx] += 1
-    return bad
-
-
-@njit_exact
 def board_census_kernel(radix, offset, code_mult, num_cards, reps, counts):
     """Canonical boards of ``num_cards`` (3 or 4) cards with the one-round board indexer
     (``radix`` etc.): ``counts[index]`` += 1 for every raw board and ``reps[index]`` (m, 4)

@@ -150,12 +150,6 @@ def emd_greedy(atom, mass, num_atoms, target, ground, order, remaining, left):
 
 
 @njit_exact
-def emd_greedy_kernel(atom, mass, target, ground, order, remaining, left):
-    """:func:`emd_greedy` for one pair (tests and callers outside the k-means)."""
-    return emd_greedy(atom, mass, atom.shape[0], target, ground, order, remaining, left)
-
-
-@njit_exact
 def emd_line_kernel(p_cdf, q_cdf, gap):
     """:func:`emd_line` for one pair."""
     return emd_line(p_cdf, q_cdf, gap)

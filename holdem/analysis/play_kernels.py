@@ -51,11 +51,6 @@ def sample_average(store, key, na, sigma, state):
 
 
 @njit
-def blueprint_action(tree, store, key, node, sigma, state):
-    return sample_average(store, key, tree.num_actions[node], sigma, state)
-
-
-@njit
 def bot_strategy(kind, tables, node, child0, na, bucket, num_buckets, sigma):
     """A bot's strategy at ``node`` into ``sigma[:na]``: uniform for the random bot, else all
     on its one action."""

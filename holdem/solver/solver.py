@@ -1,8 +1,8 @@
 """The in-process solver: owns a game, a regret store, the RNG state and the schedules.
 
 :meth:`Solver.run` runs iterations in batches through :func:`holdem.solver.kernels.run_iterations`;
-between calls it grows the store, applies DCFR discount sweeps at interval boundaries and records
-player 0's sampled utility in a bounded ring buffer. The parallel runtime uses the same kernels with
+between calls it grows the store, applies DCFR discount sweeps at interval boundaries and sums
+player 0's sampled utility over the call. The parallel runtime uses the same kernels with
 a read store and a per-worker delta buffer.
 """
 
@@ -16,31 +16,6 @@ from holdem.solver import kernels
 from holdem.store.store import RegretStore
 
 NEVER = np.iinfo(np.int64).max
-
-
-class RingBuffer:
-    """The last ``capacity`` float values (bounded: memory does not grow with training)."""
-
-    def __init__(self, capacity):
-        self.values = np.zeros(int(capacity), dtype=np.float64)
-        self.count = 0
-
-    def extend(self, values):
-        values = np.asarray(values, dtype=np.float64)
-        cap = self.values.shape[0]
-        if values.shape[0] >= cap:
-            self.values[:] = np.roll(values[-cap:], (self.count + values.shape[0]) % cap)
-            self.count += values.shape[0]
-            return
-        start = self.count % cap
-        first = min(cap - start, values.shape[0])
-        self.values[start:start + first] = values[:first]
-        self.values[:values.shape[0] - first] = values[first:]
-        self.count += values.shape[0]
-
-    def mean(self):
-        n = min(self.count, self.values.shape[0])
-        return float(self.values[:n].mean()) if n else float("nan")
 
 
 def make_params(solver_cfg, num_streets, is_delta=False, elapsed=0.0, own_weight=1.0,
@@ -203,7 +178,7 @@ class Solver:
     """Single-process MCCFR over one game and one store."""
 
     def __init__(self, game, config, store=None, rng_state=None, iterations=0, elapsed=0.0,
-                 dcfr_steps=0, utility_window=10_000, dcfr=None):
+                 dcfr_steps=0, dcfr=None):
         self.game = game
         self.config = config
         self.store = store if store is not None else RegretStore(
@@ -215,7 +190,6 @@ class Solver:
         if dcfr is None:            # ``dcfr``: a run loop's schedule, shared with it
             dcfr = DcfrSchedule(config.solver, kernel_handles_iterations=True, steps=dcfr_steps)
         self.dcfr = dcfr
-        self.utility = RingBuffer(utility_window)
         self.workspace = make_workspace(game)
         self._utility_out = np.zeros(1, dtype=np.float64)
         self.last_utility_sum = 0.0      # player 0's sampled values summed over the last run()
@@ -242,7 +216,6 @@ class Solver:
                 ran = run_kernel(game, store.arrays, store.arrays, self.params(),
                                  self.workspace, self.rng_state, self.iterations, todo,
                                  self._utility_out[done:])
-                self.utility.extend(self._utility_out[done:done + ran])
                 self.iterations += int(ran)
                 done += int(ran)
         finally:
@@ -260,16 +233,3 @@ def solver_header(solver, extra=None):
 def save_solver(solver, path):
     """Write ``solver``'s store and state as a checkpoint file."""
     return ckpt.save(path, solver_header(solver), ckpt.store_snapshot(solver.store))
-
-
-def solver_from_checkpoint(checkpoint, config=None):
-    """A :class:`Solver` restored from a checkpoint (``config`` overrides the stored one; its
-    game must match)."""
-    from holdem.games.checkpointed import game_of_checkpoint
-
-    game, config = game_of_checkpoint(checkpoint, config)
-    store = ckpt.store_from_checkpoint(checkpoint, game)
-    state = ckpt.run_state(checkpoint)
-    return Solver(game, config, store=store, rng_state=state.rng_state,
-                  iterations=state.iterations, elapsed=state.elapsed,
-                  dcfr_steps=state.schedule.get("dcfr_steps", 0))

@@ -13,7 +13,8 @@ commitment* ("raise to"): the chips the player has in front of them on this stre
 action, blinds included, antes excluded (antes are dead money).
 
 Legality. Each action X has ``verify_X`` (raises `IllegalActionError` with the reason),
-``can_X`` (bool) and ``do_X`` (applies it and returns a frozen `ActionRecord`);
+``can_X`` (bool; a bet's is ``can(Action.bet(to))``) and ``do_X`` (applies it and returns a
+frozen `ActionRecord`);
 ``verify``/``can``/``apply`` take an `Action` and dispatch. The rules:
 
 * A bet is at least the big blind; a raise must increase the amount to call by at least the
@@ -296,9 +297,6 @@ class HandState:
 
     def can_call(self) -> bool:
         return self._passes(self.verify_call)
-
-    def can_bet(self, amount: int) -> bool:
-        return self._passes(self.verify_bet, amount)
 
     def can_raise(self, amount: int) -> bool:
         return self._passes(self.verify_raise, amount)
