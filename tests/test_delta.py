@@ -441,6 +441,100 @@ def test_cold_rows_send_every_value_once_over_a_batch():
         np.testing.assert_allclose(sent[key], total[key], rtol=1e-5, atol=1e-5)
 
 
+def _group_rows(shared, group):
+    """{offset: values} of a Group of ``shared``'s rows."""
+    out, pos = {}, 0
+    lengths = np.empty(group.offsets.shape[0], np.int64)
+    dk.row_lengths(shared.arrays, group.offsets, lengths)
+    for off, na in zip(group.offsets.tolist(), lengths.tolist()):
+        out[off] = group.values[pos:pos + na].astype(np.float64)
+        pos += na
+    assert pos == group.values.size
+    return out
+
+
+def test_held_strategy_goes_out_once_a_batch_sorted_and_summed():
+    """Flushes of a batch send their regret updates and hold the strategy updates of stored
+    rows; the batch's last flush sends every held row once, with the batch's sums, sorted by
+    shard and offset within each shard (the main process's order); new rows go out at once."""
+    from holdem.store.delta import HeldStrategy
+
+    shared, keys, num_actions = _store(4000, seed=11)
+    read = read_only_view(shared.arrays)
+    rng = np.random.default_rng(12)
+    held, splitter = HeldStrategy(), DeltaSplitter()
+    plain = DeltaSplitter()
+    total, sent = {}, {}
+    for k in range(12):
+        rows = rng.choice(4000, size=300, replace=False)
+        new_key = np.int64((1 << 45) + k)              # one row new to the store each flush
+        delta = RegretStore(row_capacity=16)
+        na = np.concatenate([num_actions[rows], [3]]).astype(np.int8)
+        m = int(na.sum())
+        delta.merge(np.concatenate([keys[rows], [new_key]]), na,
+                    rng.normal(size=m).astype(np.float32), rng.random(m))
+        reference = plain.split(read, delta.arrays)
+        for off, values in _group_rows(shared, reference.strategy).items():
+            total[off] = total.get(off, 0.0) + values.astype(np.float32)
+        last = k == 11
+        split = splitter.split(read, delta.arrays, held=held, release=last)
+        _same_split_regrets(split, reference)
+        assert split.keys.tolist() == [new_key]           # new rows are not held
+        if not last:
+            assert split.strategy.offsets.size == 0 and held.rows > 0
+            continue
+        assert held.rows == 0 and held.nbytes == 0
+        assert not held.values.any() and not held.num_actions.any()
+        offsets = split.strategy.offsets.astype(np.int64)
+        shards = (offsets >> dk.BLOCK_SHIFT) % dk.SHARDS
+        order = np.lexsort((offsets, shards))
+        np.testing.assert_array_equal(order, np.arange(offsets.size))   # sorted
+        np.testing.assert_array_equal(np.searchsorted(split.strategy.cuts[0],
+                                                      np.arange(shards.size),
+                                                      side="right") - 1, shards)
+        sent = _group_rows(shared, split.strategy)
+    assert sent.keys() == total.keys()
+    for off in total:
+        np.testing.assert_allclose(sent[off], total[off], rtol=1e-5, atol=1e-6)
+    merger = RowMerger(2)                  # and the main side accepts the batch's last record
+    try:
+        merger.merge(shared.arrays, split.regret, split.strategy)
+    finally:
+        merger.close()
+
+
+def _same_split_regrets(a, b):
+    for name in ("offsets", "values", "cuts"):
+        np.testing.assert_array_equal(getattr(a.regret, name), getattr(b.regret, name))
+
+
+def test_held_strategy_goes_out_early_once_it_fills_its_share_of_a_record():
+    from holdem import config as config_mod
+    from holdem.games import make_game
+    from holdem.runtime.worker import BatchRunner
+    from holdem.store import records
+    from holdem.store.merge import merge_one
+
+    config = config_mod.default_for_game("leduc")
+    game = make_game(config)
+    store = RegretStore(row_capacity=game.initial_rows)
+    runner = BatchRunner(game, config)
+    runner.warm_up()
+    record = runner.flush(read_only_view(store.arrays), 0, 0, 0, 0, 200, True, 0.0)
+    merge_one(store, RowMerger(1), record, None, game)          # (every row was new)
+    read = read_only_view(store.arrays)
+    runner.held.max_bytes = 64
+    kinds = []
+    for k in range(4):
+        msg = records.decode_delta(runner.flush(read, 0, 0, 0, 200 + 10 * k, 10, False, 0.0))
+        kinds.append((msg["regret_offsets"].size > 0, msg["strategy_offsets"].size > 0))
+    # The first flush holds its strategy (nothing was held); past 64 bytes the next sends it.
+    assert kinds[0] == (True, False) and kinds[1] == (True, True)
+    runner.held.max_bytes = None
+    msg = records.decode_delta(runner.flush(read, 0, 0, 0, 240, 10, False, 0.0))
+    assert msg["strategy_offsets"].size == 0 and runner.held.rows > 0
+
+
 def test_a_small_pass_runs_every_shard_range_on_the_calling_thread():
     # RowMerger.map below INLINE_ROWS rows: each range once, in order, on this thread; at or
     # above it (or without a row count) the ranges after the first go to the pool.

@@ -13,9 +13,10 @@ main process works as it would beside N real workers on a machine of that per-wo
 while this machine runs one producer and the main process.
 
 1. warm: train in-process for ``--warm-iters`` iterations (or take ``--checkpoint``);
-2. record: ``--records`` flushes of ``--flush`` iterations against the checkpoint's store (as
-   the resumed run lays it out), keeping each record, and the worker's CPU time per iteration
-   (traversal, split and encoding; one thread);
+2. record: at least ``--records`` flushes of ``--flush`` iterations against the checkpoint's
+   store (as the resumed run lays it out), in whole batches as the executor hands them out (a
+   batch's last record carries the strategy updates its worker held), keeping each record,
+   and the worker's CPU time per iteration (traversal, split and encoding; one thread);
 3. run: resume from the checkpoint for ``--seconds`` with N virtual workers (flushes fixed at
    ``--flush``, so not paced), and count the main process's CPU time (merge threads included)
    from the workers' start to the last merge pass.
@@ -90,18 +91,29 @@ def rows_of(record):
     return len(msg["regret_offsets"]) + len(msg["strategy_offsets"]) + len(msg["keys"])
 
 
-def record(game, config, store, t0, flush, count):
-    """``count`` records of ``flush`` iterations from iteration ``t0`` against ``store``, and
-    the worker's CPU seconds per iteration (traversal, split and encoding)."""
+def record(game, config, store, t0, flush, count, per_batch):
+    """Records of ``flush`` iterations from iteration ``t0`` against ``store``, in batches of
+    ``per_batch`` flushes as a worker runs them (the strategy updates held until a batch's
+    last flush: :class:`holdem.store.delta.HeldStrategy`), at least ``count`` of them: (the
+    batches' other records, their last records), and the worker's CPU seconds per iteration
+    (traversal, split and encoding)."""
     runner = BatchRunner(game, config, config.train.num_workers)
     runner.warm_up()
     read = read_only_view(store.arrays)
-    out, cpu = [], 0.0
-    for k in range(count):
+    mid, last, cpu = [], [], 0.0
+    batches = max(1, -(-count // per_batch))
+    for k in range(batches * per_batch):
+        end = (k + 1) % per_batch == 0
         start = time.thread_time()
-        out.append(bytes(runner.flush(read, 0, 0, 0, t0 + k * flush, flush, False, 0.0)))
+        payload = bytes(runner.flush(read, 0, 0, 0, t0 + k * flush, flush, end, 0.0))
         cpu += time.thread_time() - start
-    return out, cpu / (count * flush)
+        (last if end else mid).append(payload)
+    return (mid, last), cpu / (batches * per_batch * flush)
+
+
+def worker_cpu_per_iteration(game, config, store, t0, flush):
+    """The worker's CPU seconds per iteration over a few flushes (a batch of 8)."""
+    return record(game, config, store, t0, flush, 8, 8)[1]
 
 
 # -- the virtual workers ------------------------------------------------------------------------
@@ -174,7 +186,8 @@ def _emit(i, w, conn, writer, payloads, next_record, cap, spacing):
         frames.send(conn.fileno(), encode_wait(need, time.monotonic_ns()))
         return next_record
     last = w.done + k == n
-    payload = patched(payloads[next_record % len(payloads)], batch_id, i, w.generation,
+    kind = payloads[1 if last else 0]           # a batch's last record carries its strategy
+    payload = patched(kind[next_record % len(kind)], batch_id, i, w.generation,
                       t0 + w.done, k, last, time.monotonic_ns())
     note = writer.put(payload)
     frames.send(conn.fileno(), payload if note is None else note)
@@ -243,7 +256,8 @@ def build_parser():
     p.add_argument("--flush", type=iteration_count, default=50,
                    help="iterations per record (default 50, 15 workers' flush)")
     p.add_argument("--records", type=iteration_count, default=64,
-                   help="distinct records recorded and replayed in turn (default 64)")
+                   help="distinct records recorded (at least; whole batches) and replayed in "
+                        "turn (default 64)")
     p.add_argument("--seconds", type=positive_float, default=20.0,
                    help="seconds of training with the virtual workers (default 20)")
     p.add_argument("--threads", type=int, default=0, metavar="T",
@@ -271,10 +285,13 @@ def main(argv=None):
         game = make_game(source)
         store = ckpt.store_from_checkpoint(checkpoint, game)
         start_iters = checkpoint.iterations
-        payloads, worker_cpu = record(game, source, store, start_iters, args.flush, args.records)
-        rate = args.worker_rate or 1.0 / worker_cpu
+        rate = args.worker_rate or 1.0 / worker_cpu_per_iteration(game, source, store,
+                                                                   start_iters, args.flush)
+        per_batch = max(1, round(rate * TARGET_BATCH_SECONDS / args.flush))
+        batch = per_batch * args.flush
+        payloads, worker_cpu = record(game, source, store, start_iters, args.flush,
+                                      args.records, per_batch)
         (tmp / "records.msgpack").write_bytes(msgpack.packb(payloads))
-        batch = max(1, round(rate * TARGET_BATCH_SECONDS / args.flush)) * args.flush
         config = config_mod.with_overrides(source, train={
             "num_workers": args.workers, "flush_iters": args.flush, "batch_size": batch,
             "merge_threads": args.threads, "max_unmerged_iters": args.max_unmerged,
@@ -294,6 +311,7 @@ def main(argv=None):
     s = executor.stats
     cpu, wall = executor.last[0] - executor._cpu_start, executor.last[1] - executor._run_start
     merged, iters = s["merges"], s["delta_iters"]
+    payloads = payloads[0] + payloads[1]        # as many of each kind as a batch sends
     row_counts = [rows_of(p) for p in payloads]
     rows = merged * statistics.mean(row_counts)
     delay = s["delay_seconds"] / merged

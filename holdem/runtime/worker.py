@@ -22,11 +22,11 @@ from holdem import config as config_mod
 from holdem import rng
 from holdem.games import make_game
 from holdem.runtime import frames, protocol
-from holdem.runtime.ring import RingWriter, encode_wait
+from holdem.runtime.ring import RECORDS_PER_RING, RingWriter, encode_wait
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel
 from holdem.store import records
-from holdem.store.delta import ColdRows, DeltaSplitter
+from holdem.store.delta import ColdRows, DeltaSplitter, HeldStrategy
 from holdem.store.store import RegretStore, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0
@@ -310,6 +310,7 @@ class BatchRunner:
         self.utility = np.zeros(1024, dtype=np.float64)
         self.splitter = DeltaSplitter()
         self.cold = ColdRows(game) if holds_cold_rows(config, num_workers) else None
+        self.held = HeldStrategy()      # a worker process bounds it by its ring (worker_main)
 
     def warm_up(self):
         """Compile (or load) the kernels on throw-away stores."""
@@ -363,16 +364,20 @@ class BatchRunner:
                    visits, seconds):
         """The delta record of the ``n`` iterations from ``t0`` just run (split against the
         shared store it read; ``last``: the batch's last flush), leaving the delta buffer empty
-        for the next flush. Where cold rows are held (:func:`holds_cold_rows`), the record leaves
-        out the rows that neither the flush before nor an earlier held touch reached; a later
-        flush that touches them again, or the batch's last, carries them (:class:`ColdRows`)."""
+        for the next flush. The strategy updates of stored rows are held until the batch's last
+        flush, or until they fill their share of a record (:class:`HeldStrategy`). Where cold
+        rows are held (:func:`holds_cold_rows`), the record leaves out the rows that neither the
+        flush before nor an earlier held touch reached; a later flush that touches them again,
+        or the batch's last, carries them (:class:`ColdRows`)."""
+        # Rows put back from the cold rows' store were not visited by this flush's
+        # traversals, so their shared entries are looked up again.
+        entries = None
         if self.cold is not None:
-            # Rows put back from the holding store were not visited by this flush's
-            # traversals, so their shared entries are looked up again.
             self.cold.route(self.delta, last)
-            split = self.splitter.split(read_arrays, self.delta.arrays)
         else:
-            split = self.splitter.split(read_arrays, self.delta.arrays, self.workspace.read_entry)
+            entries = self.workspace.read_entry
+        release = last or self.held.full()
+        split = self.splitter.split(read_arrays, self.delta.arrays, entries, self.held, release)
         payload = records.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
                                        visits, seconds, split)
         self.delta.clear()
@@ -483,6 +488,8 @@ def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
     config = config_mod.from_dict(config_dict, source="worker config")
     server = BatchServer(config, worker_index)     # num_workers resolved by the executor
     writer = RingWriter(ring, worker_index) if ring is not None else None
+    if writer is not None:          # held strategy rows take at most half a record's room
+        server.runner.held.max_bytes = writer.size // RECORDS_PER_RING // 2
     gate = server.gate = UnmergedGate(unmerged_cap(config, config.train.num_workers), conn,
                                       merged=writer.merged if writer is not None else None,
                                       parent_pid=parent_pid)

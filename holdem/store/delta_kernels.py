@@ -91,9 +91,16 @@ def _place(cursor, s, off, source, src, na, out_offsets, out_values):
 
 @njit
 def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_strategy, cuts,
-                new_keys, new_num_actions, new_regrets, new_strategy, read_entry, use_hint):
+                new_keys, new_num_actions, new_regrets, new_strategy, read_entry, use_hint,
+                hold, held, held_na, touched, held_counts):
     """Split ``delta``'s rows against the shared store ``read`` (see the module docstring).
     Rows with no update at all are left out; each shard keeps the delta's row order.
+
+    With ``hold``, the strategy updates of stored rows do not go in the strategy group: they
+    are added into ``held`` (float32, by value offset in ``read``) to go out later, all at once
+    (:func:`release_held`); ``held_na`` (int8, by offset: 0 for a row not held yet),
+    ``touched`` (the offsets of held rows, in the order first held) and ``held_counts``
+    (int64[2]: held rows, held values) keep track of them.
 
     With ``use_hint``, ``read_entry[o]`` is taken as the entry in ``read`` of the delta row at
     value offset ``o`` (what the traversal found: every row was visited since the buffer was
@@ -131,8 +138,12 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
                 _count(cuts[0], s, na)
                 flags |= HAS_REGRET
             if _has_nonzero(delta.strategy_sum, src, na):
-                _count(cuts[1], s, na)
-                flags |= HAS_STRATEGY
+                if hold:
+                    _hold(delta.strategy_sum, src, na, off, held, held_na, touched,
+                          held_counts)
+                else:
+                    _count(cuts[1], s, na)
+                    flags |= HAS_STRATEGY
             row_offset[i] = off << 2 | flags
         elif _has_nonzero(delta.regrets, src, na) or _has_nonzero(delta.strategy_sum, src, na):
             # New to the shared store (or past the offsets uint32 can name, or, never in a
@@ -167,6 +178,39 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
         if flags & HAS_STRATEGY:
             _place(cursor[1], s, off, delta.strategy_sum, src, na, out_offsets[1], out_strategy)
     return num_new, num_nv
+
+
+@njit_inline
+def _hold(source, src, na, off, held, held_na, touched, held_counts):
+    """Add a row's strategy update into the held ones (see :func:`split_delta`)."""
+    if held_na[off] == 0:
+        held_na[off] = na
+        touched[held_counts[0]] = off
+        held_counts[0] += 1
+        held_counts[1] += na
+    for a in range(na):
+        held[off + a] += np.float32(source[src + a])
+
+
+@njit
+def release_held(held, held_na, order, out_offsets, out_values, cuts):
+    """The held strategy updates (:func:`split_delta` with ``hold``) of the rows at offsets
+    ``order`` (every held row, sorted by shard and by offset within each: the order in which
+    the main process adds them) as one group: ``out_offsets`` (uint32), ``out_values``
+    (float32) and ``cuts`` (int64[2, SHARDS + 1]); they are held no more after."""
+    cuts[:] = 0
+    pos = 0
+    for k in range(order.shape[0]):
+        off = order[k]
+        na = np.int64(held_na[off])
+        _count(cuts, shard_of(off), na)
+        out_offsets[k] = off
+        for a in range(na):
+            out_values[pos + a] = held[off + a]
+            held[off + a] = 0.0
+        held_na[off] = 0
+        pos += na
+    _cuts_from_counts(cuts)
 
 
 @njit
