@@ -19,6 +19,7 @@ Hand History format (:mod:`holdem.analysis.hand_history`); the match's numbers d
 import sys
 
 from holdem.cli.common import ArgumentParser, checkpoint_file, output_file, run_main
+from holdem.games.interface import EXACT, LINES
 
 
 HISTORY_HANDS = 100
@@ -115,67 +116,13 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not (args.exploitability or args.value or args.vs or args.vs_checkpoint
-            or args.lbr is not None):
-        parser.error("choose what to evaluate: --exploitability, --value, --vs BOT, "
-                     "--vs-checkpoint PATH or --lbr")
     if args.hands is None:
         args.hands = 1000 if args.resolve else 100_000
-    if args.hands < 1:
-        parser.error(f"--hands must be positive, got {args.hands}")
-    if args.resolve and (args.vs or not (args.vs_checkpoint or args.lbr is not None)):
-        parser.error("--resolve plays the re-solving bot against --vs-checkpoint PATH or "
-                     "--lbr (not against --vs bots)")
-    if args.resolve and args.history:
-        parser.error("--history is not written for --resolve matches")
-    if args.resolve_safe and args.resolve != "river":
-        parser.error("--resolve-safe needs --resolve river (the gadget's blueprint values are "
-                     "computed for a river spot)")
-    if args.resolve_per_board != 1 and not args.resolve:
-        parser.error("--resolve-per-board applies to --resolve (--lbr or --vs-checkpoint)")
-    if args.resolve_per_board < 1:
-        parser.error("--resolve-per-board must be at least 1")
-    if args.resolve_processes != 1 and not args.resolve:
-        parser.error("--resolve-processes applies to --resolve (--lbr or --vs-checkpoint)")
-    if args.resolve_processes < 1:
-        parser.error("--resolve-processes must be at least 1")
-    if args.resolve_cache_mb is not None and (not args.resolve or args.resolve_per_board == 1):
-        parser.error("--resolve-cache-mb applies to --resolve with --resolve-per-board above 1 "
-                     "(independent deals meet no spot twice)")
-    if args.resolve_cache_mb is not None and not args.resolve_cache_mb >= 0:
-        parser.error("--resolve-cache-mb must be at least 0")
-    if not args.resolve_target > 0 or args.resolve_iterations < 1:
-        parser.error("--resolve-target must be above 0 and --resolve-iterations positive")
-    if args.threads < 1:
-        parser.error(f"--threads must be positive, got {args.threads}")
-    if args.lbr_bucket_samples < 0:
-        parser.error(f"--lbr-bucket-samples must not be negative, got "
-                     f"{args.lbr_bucket_samples}")
-    if args.lbr_bucket_samples and args.lbr is None:
-        parser.error("--lbr-bucket-samples needs --lbr")
-    args.paper = False
-    if args.lbr is not None:
-        from holdem.analysis.lbr import LbrSetting
-
-        from holdem.analysis.lbr import PAPER_SETTINGS
-
-        texts = args.lbr or ["abstract:1-4"]
-        args.paper = "paper" in texts
-        texts = [t for text in texts for t in (PAPER_SETTINGS if text == "paper" else [text])]
-        try:
-            args.lbr = list(dict.fromkeys(LbrSetting.parse(text) for text in texts))
-        except ValueError as exc:
-            parser.error(f"--lbr: {exc}")
-    if args.history_hands is not None and not args.history:
-        parser.error("--history-hands needs --history FILE")
-    if args.history_hands is not None and args.history_hands < 1:
-        parser.error(f"--history-hands must be positive, got {args.history_hands}")
-    if args.history_hands is not None and args.history_hands > args.hands:
-        parser.error(f"--history-hands {args.history_hands} is more than the match's --hands "
-                     f"{args.hands}: the history holds hands of the match")
-    if args.history and not (args.vs or args.vs_checkpoint):
-        parser.error("--history writes the hands of a match: add --vs BOT or "
-                     "--vs-checkpoint PATH")
+    args.paper = args.lbr is not None and "paper" in args.lbr
+    args.lbr, lbr_error = _lbr_settings(args.lbr)
+    for broken, message in _flag_rules(args, lbr_error):
+        if broken:
+            parser.error(message)
     if args.history:
         from holdem.analysis.hand_history import check_replaceable
 
@@ -185,42 +132,128 @@ def main(argv=None):
             parser.error(f"--history: {exc}")
     from holdem.metrics import compile_notice
 
+    path, game, config = _checkpoint_game(args.checkpoint)
+    exact = game.supports(EXACT)                # LBR is exact there: no kernel to compile
     plays = bool(args.vs or args.vs_checkpoint)
-    lbr = args.lbr is not None and not _is_small(args.checkpoint)   # small games: exact, no kernel
+    lbr = args.lbr is not None and not exact
+    _check_game(args, path, game, exact, plays, lbr)
     seconds = (COMPILE_SECONDS["load"] + COMPILE_SECONDS["vs"] * plays
                + COMPILE_SECONDS["lbr"] * lbr)
     with compile_notice(seconds):
         if args.resolve:
-            return _resolve(args)
+            return _resolve(args, _blueprint(path, game, config))
         if plays or lbr:
-            return _play(args)
-        return _exact(args)
+            return _play(args, _blueprint(path, game, config))
+        return _exact(args, path, game)
 
 
-def _is_small(checkpoint):
-    """Whether the checkpoint's game has exact evaluation (Kuhn, Leduc), from its header."""
+def _flag_rules(a, lbr_error):
+    """Every rule between this command's flags, in the order they are checked: (broken,
+    message) pairs; the first broken one is the error."""
+    resolving = "applies to --resolve (--lbr or --vs-checkpoint)"
+    return (
+        (not (a.exploitability or a.value or a.vs or a.vs_checkpoint or a.lbr is not None),
+         "choose what to evaluate: --exploitability, --value, --vs BOT, --vs-checkpoint PATH "
+         "or --lbr"),
+        (a.hands < 1, f"--hands must be positive, got {a.hands}"),
+        (bool(a.resolve) and bool(a.vs or not (a.vs_checkpoint or a.lbr is not None)),
+         "--resolve plays the re-solving bot against --vs-checkpoint PATH or --lbr (not "
+         "against --vs bots)"),
+        (bool(a.resolve and a.history), "--history is not written for --resolve matches"),
+        (a.resolve_safe and a.resolve != "river",
+         "--resolve-safe needs --resolve river (the gadget's blueprint values are computed for "
+         "a river spot)"),
+        (a.resolve_per_board != 1 and not a.resolve, f"--resolve-per-board {resolving}"),
+        (a.resolve_per_board < 1, "--resolve-per-board must be at least 1"),
+        (a.resolve_processes != 1 and not a.resolve, f"--resolve-processes {resolving}"),
+        (a.resolve_processes < 1, "--resolve-processes must be at least 1"),
+        (a.resolve_cache_mb is not None and (not a.resolve or a.resolve_per_board == 1),
+         "--resolve-cache-mb applies to --resolve with --resolve-per-board above 1 "
+         "(independent deals meet no spot twice)"),
+        (a.resolve_cache_mb is not None and not a.resolve_cache_mb >= 0,
+         "--resolve-cache-mb must be at least 0"),
+        (not a.resolve_target > 0 or a.resolve_iterations < 1,
+         "--resolve-target must be above 0 and --resolve-iterations positive"),
+        (a.threads < 1, f"--threads must be positive, got {a.threads}"),
+        (a.lbr_bucket_samples < 0,
+         f"--lbr-bucket-samples must not be negative, got {a.lbr_bucket_samples}"),
+        (bool(a.lbr_bucket_samples) and a.lbr is None, "--lbr-bucket-samples needs --lbr"),
+        (lbr_error is not None, f"--lbr: {lbr_error}"),
+        (a.history_hands is not None and not a.history, "--history-hands needs --history FILE"),
+        (a.history_hands is not None and a.history_hands < 1,
+         f"--history-hands must be positive, got {a.history_hands}"),
+        (a.history_hands is not None and a.history_hands > a.hands,
+         f"--history-hands {a.history_hands} is more than the match's --hands {a.hands}: the "
+         "history holds hands of the match"),
+        (bool(a.history) and not (a.vs or a.vs_checkpoint),
+         "--history writes the hands of a match: add --vs BOT or --vs-checkpoint PATH"),
+    )
+
+
+def _lbr_settings(texts):
+    """(settings, error) of ``--lbr``'s texts: None without --lbr, ``paper`` spelled out, each
+    setting once; error the reason a text is not a setting (None when all are)."""
+    if texts is None:
+        return None, None
+    from holdem.analysis.lbr import PAPER_SETTINGS, LbrSetting
+
+    texts = texts or ["abstract:1-4"]
+    texts = [t for text in texts for t in (PAPER_SETTINGS if text == "paper" else [text])]
+    try:
+        return list(dict.fromkeys(LbrSetting.parse(text) for text in texts)), None
+    except ValueError as exc:
+        return texts, exc
+
+
+def _checkpoint_game(checkpoint):
+    """(file, game, config) of a checkpoint file or logdir, from its header alone (the arrays
+    are read by what evaluates it)."""
     from holdem import checkpoint as ckpt
+    from holdem.games.checkpointed import game_of_checkpoint
 
-    return ckpt.read_header(ckpt.resolve(checkpoint))[0]["game"] in ("kuhn", "leduc")
+    path = ckpt.resolve(checkpoint)
+    header, _ = ckpt.read_header(path)
+    return (path, *game_of_checkpoint(ckpt.Checkpoint(path=path, header=header, arrays={})))
 
 
-def _exact(args):
+def _check_game(args, path, game, exact, plays, lbr):
+    """The rules between the flags and the checkpoint's game (ConfigError naming the file)."""
     from holdem.analysis import evaluation
-    from holdem.analysis.blueprint import load_checkpoint_store
     from holdem.config import ConfigError
 
-    game, store, checkpoint = load_checkpoint_store(args.checkpoint)
-    if not evaluation.applies("exploitability", game):
-        raise ConfigError(f"{checkpoint.path}: exact evaluation (--exploitability, --value) is "
-                          f"for Kuhn and Leduc; for {game.name} use local best response (--lbr), "
-                          "a lower bound on the exploitability")
-    if args.lbr and game.num_players != 2:
-        raise ConfigError(f"{checkpoint.path}: local best response (--lbr) plays against one "
-                          f"opponent; this game has {game.num_players} players (use "
-                          "--exploitability)")
-    if args.lbr and any(str(s) != "abstract:1-4" for s in args.lbr):
-        raise ConfigError(f"{checkpoint.path}: {game.name} has its own limit actions; LBR "
-                          "plays them on every round (--lbr without a setting)")
+    if args.resolve:
+        if not game.supports(LINES):
+            raise ConfigError(f"{path}: --resolve needs heads-up No-Limit Hold'em")
+    elif plays or lbr:
+        if not evaluation.applies("vs_baseline", game):
+            what = "local best response (--lbr)" if args.lbr else "head-to-head play"
+            raise ConfigError(f"{path}: {what} is for heads-up No-Limit Hold'em; use "
+                              "--exploitability for Kuhn and Leduc")
+    elif not exact:
+        raise ConfigError(f"{path}: exact evaluation (--exploitability, --value) is for Kuhn "
+                          f"and Leduc; for {game.name} use local best response (--lbr), a "
+                          "lower bound on the exploitability")
+    elif args.lbr and game.num_players != 2:
+        raise ConfigError(f"{path}: local best response (--lbr) plays against one opponent; "
+                          f"this game has {game.num_players} players (use --exploitability)")
+    elif args.lbr and any(str(s) != "abstract:1-4" for s in args.lbr):
+        raise ConfigError(f"{path}: {game.name} has its own limit actions; LBR plays them on "
+                          "every round (--lbr without a setting)")
+
+
+def _blueprint(path, game, config):
+    from holdem import checkpoint as ckpt
+    from holdem.analysis.blueprint import Blueprint
+
+    return Blueprint(ckpt.load(path, mmap=True), game, config)
+
+
+def _exact(args, path, game):
+    from holdem import checkpoint as ckpt
+    from holdem.analysis import evaluation
+
+    checkpoint = ckpt.load(path)
+    store = ckpt.store_from_checkpoint(checkpoint, game)
     print(f"checkpoint: {checkpoint.path}")
     print(f"iterations: {checkpoint.iterations}")
     if args.exploitability or args.value:
@@ -247,17 +280,11 @@ def _measure(metric, store, seed, where):
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def _play(args):
+def _play(args, bp):
     from holdem.analysis import evaluation
     from holdem.analysis.blueprint import Blueprint
     from holdem.analysis.headtohead import blueprint_store, head_to_head_hands
-    from holdem.config import ConfigError
 
-    bp = Blueprint.load(args.checkpoint)
-    if not evaluation.applies("vs_baseline", bp.game):
-        what = "local best response (--lbr)" if args.lbr else "head-to-head play"
-        raise ConfigError(f"{bp.checkpoint.path}: {what} is for heads-up No-Limit Hold'em; "
-                          "use --exploitability for Kuhn and Leduc")
     print(f"checkpoint: {bp.checkpoint.path}")
     print(f"iterations: {bp.metadata['iterations']}")
     store = blueprint_store(bp)
@@ -309,19 +336,17 @@ def _play(args):
     return 0
 
 
-def _resolve(args):
+def _resolve(args, bp):
     from holdem.analysis.blueprint import Blueprint
     from holdem.config import ConfigError
-    from holdem.games import LINES
     from holdem.subgame.lbr import resolve_lbr
     from holdem.subgame.match import resolve_match
     from holdem.subgame.resolving import CACHE_BYTES
 
-    bp = Blueprint.load(args.checkpoint)
     opponent = Blueprint.load(args.vs_checkpoint) if args.vs_checkpoint else bp
-    for b in (bp, opponent):
-        if not b.game.supports(LINES):
-            raise ConfigError(f"{b.checkpoint.path}: --resolve needs heads-up No-Limit Hold'em")
+    if not opponent.game.supports(LINES):
+        raise ConfigError(f"{opponent.checkpoint.path}: --resolve needs heads-up No-Limit "
+                          "Hold'em")
     how = "safely, with the re-solve gadget" if args.resolve_safe else "unsafely"
     print(f"checkpoint: {bp.checkpoint.path} (re-solving the {args.resolve} on, {how})")
     print(f"iterations: {bp.metadata['iterations']}")
