@@ -40,12 +40,12 @@ def street_start(bp, line):
     """The start of the turn or river that ``line`` (labels or an export history, as
     :meth:`Blueprint.line_labels` reads) of the heads-up No-Limit blueprint ``bp`` reaches: the
     previous street's betting closed and nobody has acted yet. ValueError otherwise."""
-    from holdem.games import LINES
+    from holdem.games import CARDS, LINES
 
-    if not bp.game.supports(LINES):
+    if not bp.game.supports(LINES):         # a game of real cards lacks only the seats
         raise ValueError("a spot from a blueprint needs heads-up No-Limit Hold'em, not "
                          f"{bp.game.name!r}" + (f" with {bp.game.num_players} players"
-                                                if bp.game.name == "nlhe" else ""))
+                                                if bp.game.supports(CARDS) else ""))
     labels = tuple(bp.line_labels(line))
     node = bp.node_of(labels)
     tree = bp.game.tree
