@@ -40,9 +40,8 @@ from holdem.analysis.charts import (ALLIN_COLOR, CALL_COLOR, FOLD_COLOR, GRID, R
 from holdem.analysis.range_strings import CLASS_ORDER
 from holdem.cards import RANK_CHARS, card_tuple, format_card, format_cards
 from holdem.fileio import atomic_open
-from holdem.subgame import kernels as K
-from holdem.subgame.solver import COMBOS, FLOAT, combo_names
-from holdem.subgame.tree import CHANCE, DECISION, RIVER, STREET_NAMES, TURN
+from holdem.subgame.solver import COMBOS, combo_names
+from holdem.subgame.tree import CHANCE, DECISION, RIVER, STREET_NAMES
 
 PLAYER_NAMES = ("OOP", "IP")
 """Subgame player 0 is out of position (first to act on each street), player 1 in position."""
@@ -101,14 +100,6 @@ def find_line(solver, line):
     return node, tuple(tokens), river
 
 
-def _path(tree, node):
-    out = []
-    while node > 0:
-        out.append(node)
-        node = int(tree.parent[node])
-    return out[::-1]
-
-
 def _street_base(tree, node):
     """Chips each player had in when the node's street began."""
     street = tree.node_street[node]
@@ -149,71 +140,6 @@ def action_colors(labels):
     sized = [a for a in labels if a[0] in "br"]
     return {a: {"f": FOLD_COLOR, "x": CALL_COLOR, "c": CALL_COLOR, "a": ALLIN_COLOR}.get(a)
             or RAISE_COLORS[min(sized.index(a), len(RAISE_COLORS) - 1)] for a in labels}
-
-
-# -- the numbers at a node --------------------------------------------------------------------
-def _reach_at(solver, path):
-    """float64[2, H]: each player's reach per hand at the end of ``path``."""
-    tree = solver.tree
-    reach = solver.init_reach.astype(np.float64)
-    parent = 0
-    for child in path:
-        k = child - int(tree.first_child[parent])
-        if tree.kind[parent] == DECISION:
-            q = int(tree.player[parent])
-            n = int(solver.num_hands[q])
-            reach[q, :n] *= solver.strategy(parent)[k, solver.combos[q]]
-        elif tree.kind[parent] == CHANCE:
-            card = solver.river_cards[k]
-            for p in (0, 1):
-                reach[p, (solver.hands.cards[p] == card).any(axis=1)] = 0.0
-        parent = child
-    return reach
-
-
-def _values(solver, node, trav, reach):
-    """Counterfactual values per hand of ``trav`` at ``node`` from the reach there, both
-    players on their average strategies (as ``SubgameSolver._traverse`` does from the root)."""
-    args = (solver.kt, solver.hands, solver.boards, solver.store)
-    main = solver.works[0]
-    start = reach.astype(FLOAT)
-    main.reach[0] = start
-    if solver.tree.street == TURN and solver.tree.segment[node] < 0:
-        K.traverse(*args, main, solver.chance, node, trav, K.AVERAGE, K.CHANCE_RECORD, True, 1)
-        K.traverse_segments(*args, solver.works[1], solver.chance, solver.segment_roots, 0, 1,
-                            trav, K.AVERAGE, 1)
-        main.reach[0] = start
-    K.traverse(*args, main, solver.chance, node, trav, K.AVERAGE, K.CHANCE_READ, False, 1)
-    return main.cfv[0, :solver.num_hands[trav]].astype(np.float64)
-
-
-def _against(solver, player, opp_reach, boards):
-    """(mass, equity) per hand of ``player`` against the other's reach ``opp_reach``: the
-    other's reach over the hands sharing no card with it, and its showdown equity (ties half)
-    over ``boards`` (board indices: 0 = the root's, 1 + k = the turn plus river card k)."""
-    opp = 1 - player
-    n = int(solver.num_hands[player])
-    reach = np.zeros(solver.max_hands, dtype=FLOAT)
-    reach[:solver.num_hands[opp]] = opp_reach[:solver.num_hands[opp]]
-    out = np.zeros(solver.max_hands, dtype=np.float64)
-    work, cards = solver.works[0], solver.hands.cards
-    K._fold_values(solver.hands, player, reach, 1.0, work, out)
-    mass = out[:n].copy()
-    diff, total = np.zeros(n), np.zeros(n)
-    for b in boards:
-        masked = reach.copy()
-        mine_out = np.zeros(n, dtype=bool)
-        if b > 0:
-            card = solver.river_cards[b - 1]
-            masked[(cards[opp] == card).any(axis=1)] = 0.0
-            mine_out = (cards[player, :n] == card).any(axis=1)
-        K._showdown_values(solver.hands, solver.boards, b, player, masked, 1.0, work, out)
-        diff += np.where(mine_out, 0.0, out[:n])
-        K._fold_values(solver.hands, player, masked, 1.0, work, out)
-        total += np.where(mine_out, 0.0, out[:n])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        equity = np.where(total > 0, (total + diff) / (2 * total), np.nan)
-    return mass, equity
 
 
 @dataclass(frozen=True)
@@ -299,8 +225,7 @@ def node_report(solution, line=()):
     solver.allocate()
     tree = solver.tree
     node, tokens, river = find_line(solver, line)
-    path = _path(tree, node)
-    reach = _reach_at(solver, path)
+    reach = solver.reach_at(node)
     q = int(tree.player[node])
     opp = 1 - q
     if tree.street == RIVER:
@@ -309,8 +234,8 @@ def node_report(solution, line=()):
         boards = [int(tree.board[node])]
     else:
         boards = list(range(1, len(solver.river_cards) + 1))
-    mass, equity = _against(solver, q, reach[opp], boards)
-    values = _values(solver, node, q, reach)
+    mass, equity = solver.against(q, reach[opp], boards)
+    values = solver.node_values(node, q, reach)
     invest = tree.invest[node]
     with np.errstate(invalid="ignore", divide="ignore"):
         ev = np.where(mass > 0, values / mass + tree.pot / 2 + invest[q], np.nan)

@@ -284,14 +284,15 @@ class SubgameSolver:
             reach[gadget.player, :n] *= gadget.enter(mode == K.CFR)
         return reach
 
-    def _traverse(self, trav, mode, t=1):
-        """Values per hand of ``trav`` (float64[n]) at the root, after one traversal."""
+    def _traverse(self, trav, mode, t=1, node=0, reach=None):
+        """Values per hand of ``trav`` (float64[n]) at ``node`` (the root by default), after one
+        traversal from ``reach`` there (float[2, H]; by default the root's)."""
         args = (self.kt, self.hands, self.boards, self.store)
         main = self.works[0]
-        root = self._root_reach(trav, mode)
-        main.reach[0] = root
-        if len(self.segment_roots):
-            K.traverse(*args, main, self.chance, 0, trav, mode, K.CHANCE_RECORD, True, t)
+        start = self._root_reach(trav, mode) if reach is None else reach
+        main.reach[0] = start
+        if len(self.segment_roots) and self.tree.segment[node] < 0:
+            K.traverse(*args, main, self.chance, node, trav, mode, K.CHANCE_RECORD, True, t)
             step = self.threads
             if self._pool is None:
                 K.traverse_segments(*args, self.works[1], self.chance, self.segment_roots, 0,
@@ -302,8 +303,8 @@ class SubgameSolver:
                                           mode, t) for i in range(step)]
                 for job in jobs:
                     job.result()
-            main.reach[0] = root
-        K.traverse(*args, main, self.chance, 0, trav, mode, K.CHANCE_READ, False, t)
+            main.reach[0] = start
+        K.traverse(*args, main, self.chance, node, trav, mode, K.CHANCE_READ, False, t)
         return main.cfv[0, :self.num_hands[trav]].astype(np.float64)
 
     def _pairs(self):
@@ -447,31 +448,73 @@ class SubgameSolver:
         over every river (turn spots)."""
         self.allocate()
         opp = 1 - player
-        reach = np.zeros(self.max_hands, dtype=FLOAT)
-        reach[:self.num_hands[opp]] = self.init_reach[opp, :self.num_hands[opp]]
-        n = int(self.num_hands[player])
-        diff, total = np.zeros(n), np.zeros(n)
-        out = np.zeros(self.max_hands, dtype=np.float64)
-        cards = self.hands.cards
         boards = range(1, len(self.river_cards) + 1) if len(self.river_cards) else [0]
+        _, equity = self.against(player, self.init_reach[opp, :self.num_hands[opp]], boards)
+        result = np.full(len(COMBOS), np.nan)
+        result[self.combos[player]] = equity
+        return result
+
+    # -- the numbers at any node (what a study of the solution reads) -------------------------
+
+    def reach_at(self, node):
+        """float64[2, H]: each player's reach per hand at ``node``, both on their average
+        strategies from the ranges (0 for hands holding a river card dealt on the way)."""
+        self.allocate()
+        tree = self.tree
+        path = []
+        while node > 0:
+            path.append(node)
+            node = int(tree.parent[node])
+        reach = self.init_reach.astype(np.float64)
+        parent = 0
+        for child in path[::-1]:
+            k = child - int(tree.first_child[parent])
+            if tree.kind[parent] == DECISION:
+                q = int(tree.player[parent])
+                n = int(self.num_hands[q])
+                reach[q, :n] *= self.strategy(parent)[k, self.combos[q]]
+            elif tree.kind[parent] == CHANCE:
+                card = self.river_cards[k]
+                for p in (0, 1):
+                    reach[p, (self.hands.cards[p] == card).any(axis=1)] = 0.0
+            parent = child
+        return reach
+
+    def node_values(self, node, player, reach):
+        """float64[n]: counterfactual values per hand of ``player`` at ``node`` from ``reach``
+        there (:meth:`reach_at`), both players on their average strategies."""
+        self.allocate()
+        return self._traverse(player, K.AVERAGE, node=node, reach=reach.astype(FLOAT))
+
+    def against(self, player, opp_reach, boards):
+        """(mass, equity), float64[n] per hand of ``player``, against the other's reach per
+        hand ``opp_reach``: the other's reach over the hands sharing no card with it, and its
+        showdown equity (ties half) over ``boards`` (board indices: 0 = the root's, 1 + k = the
+        turn plus river card k)."""
+        self.allocate()
+        opp = 1 - player
+        reach = np.zeros(self.max_hands, dtype=FLOAT)
+        reach[:self.num_hands[opp]] = opp_reach[:self.num_hands[opp]]
+        n = int(self.num_hands[player])
+        out = np.zeros(self.max_hands, dtype=np.float64)
+        work, cards = self.works[0], self.hands.cards
+        K._fold_values(self.hands, player, reach, 1.0, work, out)
+        mass = out[:n].copy()
+        diff, total = np.zeros(n), np.zeros(n)
         for b in boards:
             masked = reach.copy()
+            mine_out = np.zeros(n, dtype=bool)
             if b > 0:
                 card = self.river_cards[b - 1]
-                masked[(cards[opp, :, 0] == card) | (cards[opp, :, 1] == card)] = 0
-                mine_out = (cards[player, :n, 0] == card) | (cards[player, :n, 1] == card)
-            else:
-                mine_out = np.zeros(n, dtype=bool)
-            K._showdown_values(self.hands, self.boards, b, player, masked, 1.0, self.works[0],
-                               out)
-            diff += np.where(mine_out, 0, out[:n])
-            K._fold_values(self.hands, player, masked, 1.0, self.works[0], out)
-            total += np.where(mine_out, 0, out[:n])
-        result = np.full(len(COMBOS), np.nan)
+                masked[(cards[opp] == card).any(axis=1)] = 0.0
+                mine_out = (cards[player, :n] == card).any(axis=1)
+            K._showdown_values(self.hands, self.boards, b, player, masked, 1.0, work, out)
+            diff += np.where(mine_out, 0.0, out[:n])
+            K._fold_values(self.hands, player, masked, 1.0, work, out)
+            total += np.where(mine_out, 0.0, out[:n])
         with np.errstate(invalid="ignore", divide="ignore"):
-            result[self.combos[player]] = np.where(total > 0, (total + diff) / (2 * total),
-                                                   np.nan)
-        return result
+            equity = np.where(total > 0, (total + diff) / (2 * total), np.nan)
+        return mass, equity
 
     def close(self):
         if getattr(self, "_pool", None) is not None:
