@@ -2,7 +2,7 @@
 
 A config names its game (``game.name``). Unknown sections and keys are rejected with the file and
 the key's name; values are type-checked; and a key that cannot take effect -- a key of another
-game, ``dcfr_alpha`` without ``weighting: dcfr`` -- is rejected too (:data:`_APPLIES`), so nothing
+game, ``dcfr_alpha`` without ``weighting: dcfr`` -- is rejected too (:data:`KEYS`), so nothing
 a user writes is silently ignored.
 
 This module knows sections, not games: the shared sections (``solver``, ``train``, and the
@@ -131,7 +131,7 @@ def _yaml(value):
 
 
 def _when(path, *values):
-    """The condition "``path`` (section.key) has one of ``values``" for :data:`_APPLIES`."""
+    """The condition "``path`` (section.key) has one of ``values``" for :data:`KEYS`."""
     section, name = path.split(".")
 
     def check(config):
@@ -197,45 +197,67 @@ def _cheap_eval(config):
         return None
     return (f"takes effect only with {g.name} for fewer than {spec.implicit_from} players "
             f"(this config: {g.num_players} players)")
-# When a key of a shared section takes effect, decided by the config itself (and for the keys
-# that games bring or use, by their specs: _game_rule). A key given explicitly outside its
-# condition is rejected; one that only comes along from defaults or a stored config is left out
-# of to_dict.
-_APPLIES = {
-    ("game", "num_players"): _seats,
-    ("solver", "exploration"): _when("solver.sampling", "outcome"),
-    ("solver", "opponent_exploration"): _when("solver.sampling", "external"),
-    ("solver", "opponent_exploration_stop"): _when("solver.sampling", "external"),
-    ("solver", "discount_interval"): _when("solver.weighting", "linear"),
-    ("solver", "discount_stop"): _when("solver.weighting", "linear", "dcfr"),
-    **{("solver", name): _when("solver.weighting", "dcfr")
+@dataclass(frozen=True)
+class KeyRule:
+    """Where a key of a shared section takes effect: one row of :data:`KEYS`."""
+
+    applies: object = None      # config -> None, or why the key does not take effect there;
+                                #   checked when the config is built
+    run: str = None             # "tensorboard" or "workers": only when the run has them, which
+                                #   flags switch on; checked on the final config
+                                #   (:func:`check_effective`)
+    backend: str = None         # with workers: only on this train.backend
+    stored_when_set: bool = False   # a checkpoint stores it only when it differs from its
+                                #   default: keys added after runs had stored their configs
+                                #   leave the header of a run that does not set them as it was
+                                #   (an in-process checkpoint stays bit-for-bit the same:
+                                #   tools/checkpoint_digest.py)
+
+
+def _rules(names, **rule):
+    return {("train", name): KeyRule(**rule) for name in names}
+
+
+# Every key of a shared section that does not always take effect, and where it does (the keys
+# that games bring or use are decided by their specs: _game_rule). A key given explicitly
+# outside its condition is rejected; one that only comes along from defaults or a stored config
+# is left out of to_dict. The "tensorboard" keys come before the "workers" ones: the order in
+# which check_effective names the first key a run would ignore.
+KEYS = {
+    ("game", "num_players"): KeyRule(applies=_seats),
+    ("solver", "exploration"): KeyRule(applies=_when("solver.sampling", "outcome")),
+    **{("solver", name): KeyRule(applies=_when("solver.sampling", "external"),
+                                 stored_when_set=True)
+       for name in ("opponent_exploration", "opponent_exploration_stop")},
+    ("solver", "discount_interval"): KeyRule(applies=_when("solver.weighting", "linear")),
+    ("solver", "discount_stop"): KeyRule(applies=_when("solver.weighting", "linear", "dcfr")),
+    **{("solver", name): KeyRule(applies=_when("solver.weighting", "dcfr"))
        for name in ("dcfr_interval", "dcfr_alpha", "dcfr_beta", "dcfr_gamma")},
-    ("solver", "schedule_clock"): _schedule_used,
-    **{("solver", name): _when("solver.prune", True)
+    ("solver", "schedule_clock"): KeyRule(applies=_schedule_used),
+    **{("solver", name): KeyRule(applies=_when("solver.prune", True))
        for name in ("prune_after", "prune_prob", "prune_threshold")},
-    ("train", "eval_interval"): _cheap_eval,
+    ("train", "eval_interval"): KeyRule(applies=_cheap_eval),
+    **_rules(("eval_lbr", "eval_lbr_interval", "eval_lbr_hands"), stored_when_set=True),
+    **_rules(("log_interval", "utility_window"), run="tensorboard"),
+    **_rules(("batch_size", "merge_threads", "flush_iters", "hold_cold_rows"), run="workers"),
+    **_rules(("max_unmerged_iters",), run="workers", backend="process", stored_when_set=True),
+    **_rules(("own_delta_weight",), run="workers"),
+    **_rules(("start_method",), run="workers", backend="process"),
+    **_rules(("backend",), run="workers"),
+    **_rules(("ray_address",), run="workers", backend="ray"),
+    **_rules(("worker_timeout",), run="workers"),
+    **_rules(("worker_restarts", "worker_restart_window"), run="workers", stored_when_set=True),
 }
-# Keys that take effect only with TensorBoard or worker processes, which command-line flags
-# switch on: checked on the final config (check_effective).
-_TENSORBOARD_KEYS = ("log_interval", "utility_window")
-WORKER_KEYS = ("batch_size", "merge_threads", "flush_iters", "hold_cold_rows",
-               "max_unmerged_iters", "own_delta_weight", "start_method", "backend",
-               "ray_address", "worker_timeout", "worker_restarts", "worker_restart_window")
-# Keys a checkpoint stores only when they differ from their default: added after runs had
-# stored their configs, they leave the header of a run that does not set them as it was (an
-# in-process checkpoint stays bit-for-bit the same: tools/checkpoint_digest.py).
-_STORED_WHEN_SET = {("train", "worker_restarts"), ("train", "worker_restart_window"),
-                    ("train", "max_unmerged_iters"),
-                    ("train", "eval_lbr"), ("train", "eval_lbr_interval"),
-                    ("train", "eval_lbr_hands"), ("solver", "opponent_exploration"),
-                    ("solver", "opponent_exploration_stop")}
+_NO_RULE = KeyRule()
+WORKER_KEYS = tuple(name for (_, name), rule in KEYS.items() if rule.run == "workers")
+"""The ``train`` keys that take effect only with worker processes."""
 
 
 def _stored_when_set(config, section, name):
-    """Whether key ``section.name`` is stored only when set (:data:`_STORED_WHEN_SET`, and the
-    game's ``GameSpec.stored_when_set``: e.g. ``game.num_players`` of the limit games, which
-    took seats after their runs were stored)."""
-    return ((section, name) in _STORED_WHEN_SET
+    """Whether key ``section.name`` is stored only when set (:data:`KEYS`, and the game's
+    ``GameSpec.stored_when_set``: e.g. ``game.num_players`` of the limit games, which took
+    seats after their runs were stored)."""
+    return (KEYS.get((section, name), _NO_RULE).stored_when_set
             or f"{section}.{name}" in registry.spec(config.game.name).stored_when_set)
 
 
@@ -243,7 +265,7 @@ def _reason_unused(config, section, name):
     reason = _game_rule(config, section, name)
     if reason is not None:
         return reason
-    check = _APPLIES.get((section, name))
+    check = KEYS.get((section, name), _NO_RULE).applies
     return None if check is None else check(config)
 
 
@@ -460,23 +482,21 @@ def check_effective(config, workers=True):
     ``train.tensorboard``, and (with ``workers``: the run picks its executor from
     ``num_workers``) worker keys in-process. Called on the final config, after flags."""
     tc = config.train
-    for name in _TENSORBOARD_KEYS + (WORKER_KEYS if workers else ()):
-        key = f"train.{name}"
-        if key not in config.origin:
+    for (section, name), rule in KEYS.items():
+        key = f"{section}.{name}"
+        if rule.run is None or (rule.run == "workers" and not workers) or key not in config.origin:
             continue
-        if name in _TENSORBOARD_KEYS and not tc.tensorboard:
+        if rule.run == "tensorboard" and not tc.tensorboard:
             raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with TensorBoard "
                               "(train.tensorboard: true or --tensorboard)")
-        if name in WORKER_KEYS and tc.num_workers == 1:
+        if rule.run == "workers" and tc.num_workers == 1:
             raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with worker "
                               "processes (train.num_workers other than 1, or --num-workers); "
                               "this run trains in-process")
-        backend = {"start_method": "process", "ray_address": "ray",
-                   "max_unmerged_iters": "process"}.get(name)
-        if backend is not None and tc.backend != backend:
+        if rule.backend is not None and tc.backend != rule.backend:
             raise ConfigError(f"{config.origin[key]}: {key}: takes effect only with "
-                              f"train.backend: {backend} (--backend {backend}); this run's "
-                              f"backend is {tc.backend}")
+                              f"train.backend: {rule.backend} (--backend {rule.backend}); this "
+                              f"run's backend is {tc.backend}")
 
 
 def _yaml_problem(exc):

@@ -214,7 +214,8 @@ def test_key_that_cannot_take_effect_is_rejected(tmp_path, text, key):
     assert message.startswith(f"{path}: {key}:"), message
 
 
-@pytest.mark.parametrize("key", sorted(f"{s}.{n}" for s, n in config._APPLIES))
+@pytest.mark.parametrize("key", sorted(f"{s}.{n}" for (s, n), rule in config.KEYS.items()
+                                        if rule.applies))
 def test_every_conditional_key_is_rejected_outside_its_condition(tmp_path, key):
     """Kuhn with default solver settings meets none of the conditions but eval_interval's and
     num_players' (a two-player-only game stands in: every registered small game seats 3)."""

@@ -267,9 +267,8 @@ def test_config_reference_marks_the_conditional_keys():
     game_bound = {f"{s}.{n}" for s in ("game", "solver", "train")
                   for n in config_mod._section_fields(s)
                   if config_mod._brought_by(s, n) is not None}    # keys games bring or use
-    conditional = ({f"{s}.{n}" for s, n in config_mod._APPLIES} | game_bound
-                   | {f"train.{n}" for n in config_mod._TENSORBOARD_KEYS
-                      + config_mod.WORKER_KEYS})
+    conditional = ({f"{s}.{n}" for (s, n), rule in config_mod.KEYS.items()
+                    if rule.applies or rule.run} | game_bound)
     marked, section = set(), None
     for line in reference().splitlines():
         m = re.match(r"^(\s*)(\w+):[^#]*(#\s*(.*))?$", line)
