@@ -21,6 +21,13 @@ RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "cdhs"
 CARD_DTYPE = np.int8
 
+COMBOS = np.array([(a, b) for a in range(NUM_CARDS) for b in range(a + 1, NUM_CARDS)],
+                  dtype=np.int64)
+"""The 1,326 combos (pairs of hole cards), int64[1326, 2], lower card first, in ascending
+lexicographic order: the one order of every per-combo array (ranges, subgame vectors, LBR's
+equities; ``holdem.analysis.equity_kernels.combo_of`` inverts it). Read-only."""
+COMBOS.setflags(write=False)
+
 
 def card_rank(card):
     """Rank 0..12 ('2'..'A') of a card or an integer array of cards."""

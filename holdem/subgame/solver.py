@@ -22,18 +22,14 @@ combos that touch the board are dropped.
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import combinations
-
 import numpy as np
 
-from holdem.cards import card_tuple, describe_cards, format_card, repeated_card
+from holdem.cards import COMBOS, card_tuple, describe_cards, format_card, repeated_card
 from holdem.evaluator.kernels import rank7_batch_kernel
 from holdem.subgame import kernels as K
 from holdem.subgame.tree import (CHANCE, DECISION, RIVER, TURN, BetMenu, build_tree,
                                   player_menus)
 
-COMBOS = np.array(list(combinations(range(52), 2)), dtype=np.int64)
-"""The 1,326 hole-card pairs (lower card first) in ascending lexicographic order."""
 _COMBO_INDEX = {(int(a), int(b)): i for i, (a, b) in enumerate(COMBOS)}
 
 FLOAT = np.float32          # regrets, strategy sums and value vectors (as postflop solvers)
