@@ -22,7 +22,8 @@ from holdem import rng
 from holdem.abstraction.deal_kernels import RUNTIME_WORK
 from holdem.analysis import crossmatch_kernels as ck
 from holdem.analysis import lbr
-from holdem.analysis.headtohead import MatchResult, _mean_ci, blueprint_store
+from holdem.analysis.headtohead import MatchResult, blueprint_store
+from holdem.analysis.intervals import mean_ci
 from holdem.analysis.lbr_hand_kernels import NUM_REAL
 from holdem.games import LINES
 
@@ -74,7 +75,7 @@ def cross_match(a, b, hands=1_000_000, seed=0, threads=1):
     run(0, 0, out[:0])                              # compile or load from the cache
     seconds = lbr.timed_on_threads(run, threads)
     scale = 1000.0 / a.game.cards.table.chips_per_bb
-    mean, ci = _mean_ci(out, scale)
+    mean, ci = mean_ci(out, scale)
     result = MatchResult(mean, ci, hands=2 * deals)
     result.seconds = seconds
     return result

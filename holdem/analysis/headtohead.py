@@ -11,6 +11,7 @@ import numpy as np
 
 from holdem import rng
 from holdem.analysis import play_kernels as pk
+from holdem.analysis.intervals import mean_ci
 from holdem.games import CARDS, LINES, ROTATIONS
 from holdem.games.tree import NodeKind
 from holdem.solver.kernels import make_workspace
@@ -157,13 +158,13 @@ def play_match(game, store_a, opponent, store_b=None, hands=100_000, seed=0, tab
     hands = game.num_players * plain.shape[0]
     seats = None
     if seat_plain is not None:
-        seats = tuple(_mean_ci(_adjusted(seat_plain[:, s], None if seat_correction is None
+        seats = tuple(mean_ci(_adjusted(seat_plain[:, s], None if seat_correction is None
                                          else seat_correction[:, s]), scale)
                       for s in range(seat_plain.shape[1]))
     if correction is None:
-        return MatchResult(*_mean_ci(plain, scale), hands=hands, seats=seats)
-    raw_mean, raw_ci = _mean_ci(plain, scale)
-    return MatchResult(*_mean_ci(_adjusted(plain, correction), scale), hands=hands,
+        return MatchResult(*mean_ci(plain, scale), hands=hands, seats=seats)
+    raw_mean, raw_ci = mean_ci(plain, scale)
+    return MatchResult(*mean_ci(_adjusted(plain, correction), scale), hands=hands,
                        raw_mbb_per_hand=raw_mean, raw_ci95=raw_ci, seats=seats)
 
 
@@ -241,10 +242,3 @@ def match_log(game, store_a, opponent, store_b=None, hands=100, seed=0, tables=N
     if log.num_actions.max(initial=0) > game.max_depth:
         raise ValueError(f"a hand took more than the game's {game.max_depth} decisions")
     return log, plain
-
-
-def _mean_ci(samples, scale):
-    """Mean and 95% CI half-width of per-deal chips, in mbb/hand (``scale``: mbb per chip)."""
-    n = samples.shape[0]
-    ci = 1.96 * float(samples.std(ddof=1)) / np.sqrt(n) * scale if n > 1 else float("inf")
-    return float(samples.mean()) * scale, ci
