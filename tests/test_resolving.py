@@ -379,22 +379,6 @@ def test_resolve_cache_mb_reaches_the_evaluation_in_bytes(hunl_run, monkeypatch)
     assert seen == [512 << 20, 1 << 19, CACHE_BYTES]
 
 
-def test_intervals_over_few_groups_use_students_t():
-    from holdem.subgame.match import _mean_ci, t95
-
-    known = {1: 12.7062, 2: 4.3027, 5: 2.5706, 6: 2.4469, 9: 2.2622, 19: 2.0930, 29: 2.0452,
-             60: 2.0003, 120: 1.9799, 1000: 1.9623}     # Student's t, 97.5%
-    for df, t in known.items():
-        assert t95(df) == pytest.approx(t, abs=5e-4)
-    assert all(t95(d) > t95(d + 1) for d in range(1, 200))
-    assert t95(10 ** 7) == pytest.approx(1.96, abs=1e-3)
-    mean, half = _mean_ci([1.0, 2.0, 3.0, 4.0])       # sd 1.291, se 0.6455, t(3) 3.1824
-    assert mean == 2.5 and half == pytest.approx(3.1824 * np.sqrt(5 / 3) / 2, rel=1e-4)
-    assert _mean_ci([5.0]) == (5.0, float("inf"))
-    with pytest.raises(ValueError, match="degree of freedom"):
-        t95(0)
-
-
 def test_a_turn_solve_uses_the_turn_menu_and_the_river_the_default_one(bp):
     from holdem.subgame.resolving import TURN_MENU
     from holdem.subgame.tree import RIVER, TURN, BetMenu

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from holdem.analysis.bot import BlueprintBot, real_table
+from holdem.analysis.intervals import mean_ci
 from holdem.games.nlhe.rules import HandState
 from holdem.subgame.resolving import CACHE_BYTES, ResolvingBot, SolveCache
 
@@ -47,34 +48,10 @@ def _play(state, bots, seat_of):
     return state.payoffs()
 
 
-T95_SMALL = (12.7062, 4.3027, 3.1824, 2.7764)       # Student's t, 97.5%, 1-4 degrees of freedom
-
-
-def t95(df):
-    """The 97.5% quantile of Student's t with ``df`` degrees of freedom: the half-width of a 95%
-    interval in standard errors when the standard error is estimated from ``df + 1`` samples
-    (1.96 is right only for many: ten boards' means need 2.26). Within 0.0005: a table below 5
-    degrees of freedom, Hill's expansion in 1/df from there."""
-    if df < 1:
-        raise ValueError(f"a t quantile needs at least one degree of freedom, not {df}")
-    if df <= len(T95_SMALL):
-        return T95_SMALL[df - 1]
-    z = 1.959963984540054
-    terms = ((z ** 3 + z) / 4,
-             (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96,
-             (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384,
-             (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160)
-    return z + sum(g / df ** (k + 1) for k, g in enumerate(terms))
-
-
 def _mean_ci(samples):
     """Mean and 95% CI half-width of independent ``samples`` (deals, or boards' means), by
     Student's t: a run of ``--resolve-per-board`` groups often has only tens of them."""
-    samples = np.asarray(samples, dtype=np.float64)
-    if len(samples) < 2:
-        return float(samples.mean()) if len(samples) else 0.0, float("inf")
-    half = t95(len(samples) - 1) * samples.std(ddof=1) / np.sqrt(len(samples))
-    return float(samples.mean()), float(half)
+    return mean_ci(samples, student=True)
 
 
 def deals_of(table, seed, deals, per_board=1, bots=2, indices=None):
