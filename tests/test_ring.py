@@ -2,6 +2,7 @@
 they lie, many at once; malformed records rejected with nothing of them merged."""
 
 import multiprocessing as mp
+import os
 import time
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from holdem import config as config_mod
 from holdem.games import make_game
-from holdem.runtime import protocol, ring, shm
+from holdem.runtime import frames, protocol, ring, shm
 from holdem.runtime.executor import Batch
 from holdem.runtime.process import Pending
 from holdem.runtime.worker import (BatchRunner, Stopped, UnmergedGate, flush_iterations,
@@ -62,6 +63,39 @@ def test_ring_round_trip_wrap_and_full(rings):
         fresh.close()
     finally:
         writer.close()
+
+
+@pytest.mark.parametrize("chunk", [ring.DRAIN_BYTES, 50, 7])
+def test_a_drain_reads_every_frame_whole_where_its_reads_cut_them(rings, monkeypatch, chunk):
+    """One read takes every frame in the pipe; a length or a body cut by the end of a read
+    (chunks of 50 and 7 bytes cut notes, lengths and records everywhere) is finished, and a
+    record larger than a read arrives whole, in order with the notes around it."""
+    import threading
+
+    monkeypatch.setattr(ring, "DRAIN_BYTES", chunk)
+    inbox = ring.Inbox(rings)
+    writer = ring.RingWriter(rings.descriptor, 1)
+    big = _record(200_000)                         # through the pipe (larger than the ring)
+    notes = [writer.put(_record(64 * (k + 1))) for k in range(3)]
+    frames_sent = [notes[0], notes[1], big, notes[2], ring.encode_wait(77, 5)]
+    read_end, write_end = os.pipe()
+    sender = threading.Thread(target=lambda: [frames.send(write_end, f) for f in frames_sent])
+    sender.start()
+    try:
+        read = 0
+        while read < len(frames_sent):
+            read += inbox.drain(1, read_end, stall=10)
+    finally:
+        sender.join()
+        os.close(read_end)
+        os.close(write_end)
+        writer.close()
+    assert read == len(frames_sent)
+    assert inbox.order == [("ring", 0), ("ring", 1), ("heap", 0), ("ring", 2)]
+    assert [bytes(inbox.ringed.record(r)) for r in range(3)] == [
+        _record(64), _record(128), _record(192)]
+    assert bytes(inbox.heap.record(0)) == big
+    assert inbox.waits == {1: (77, 5)}
 
 
 def test_notes_are_checked(rings):

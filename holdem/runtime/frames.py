@@ -61,9 +61,7 @@ class Receiver:
             self._buffers.append(bytearray(1 << 16))
         stream = io.FileIO(fd, closefd=False)
         _read_exactly(stream, memoryview(self._header), stall)
-        (n,) = _HEADER.unpack(self._header)
-        if n > MAX_FRAME:
-            raise OSError(f"frame of {n} bytes: corrupt stream")
+        n = frame_length(self._header)
         buf = self._buffers[slot]
         if len(buf) < n:
             buf = self._buffers[slot] = bytearray(max(n, len(buf) * 5 // 4))
@@ -72,15 +70,23 @@ class Receiver:
         return view
 
 
+HEADER_SIZE = _HEADER.size
+
+
+def frame_length(header):
+    """The length a frame's 8-byte header gives; raises ``OSError`` for a corrupt one."""
+    (n,) = _HEADER.unpack(header)
+    if n > MAX_FRAME:
+        raise OSError(f"frame of {n} bytes: corrupt stream")
+    return n
+
+
 def read_length(fd, stall=None):
     """Block until the next frame of ``fd`` begins; its length in bytes (its body follows:
     :func:`read_body`). Raises as :meth:`Receiver.read`."""
     header = bytearray(_HEADER.size)
     _read_exactly(io.FileIO(fd, closefd=False), memoryview(header), stall)
-    (n,) = _HEADER.unpack(header)
-    if n > MAX_FRAME:
-        raise OSError(f"frame of {n} bytes: corrupt stream")
-    return n
+    return frame_length(header)
 
 
 def read_body(fd, view, stall=None):

@@ -251,8 +251,9 @@ class ProcessPool(Pool):
     def wait(self, timeout, inbox=None, stall=None):
         """Block up to ``timeout`` seconds; return [(worker, payload or WorkerDied)]. Payloads
         are memoryviews of reusable buffers, valid until the next call; with ``inbox`` (a
-        :class:`holdem.runtime.ring.Inbox`) every frame a worker has sent so far (at most
-        MAX_FRAMES a worker) is read into it, tagged with the worker's index. ``stall``
+        :class:`holdem.runtime.ring.Inbox`) every frame a worker has sent so far (MAX_FRAMES a
+        worker, or a few more) is read into it, tagged with the worker's index, and its
+        payload is the number of frames read. ``stall``
         (seconds; the run's worker_timeout): a worker that stops sending in the middle of a
         frame for that long is reported as a WorkerDied (it is alive but hung, and its stream
         cannot be resumed); without it this call would wait for as long as the worker hangs,
@@ -269,10 +270,12 @@ class ProcessPool(Pool):
                         events.append((i, self.receiver.read(conn.fileno(), slot=len(events),
                                                              stall=stall)))
                         continue
-                    for _ in range(MAX_FRAMES):
-                        events.append((i, inbox.read(i, conn.fileno(), stall)))
-                        if not self._has_data(i):
+                    read = 0
+                    while True:             # every frame in the pipe per system call
+                        read += inbox.drain(i, conn.fileno(), stall)
+                        if read >= MAX_FRAMES or not self._has_data(i):
                             break
+                    events.append((i, read))
                     continue
             except frames.FrameStalled as exc:
                 seen.add(i)

@@ -22,6 +22,7 @@ do, and the pipe's own back-pressure then paces the worker: nobody polls. Rings 
 the largest record a worker can make (:func:`ring_bytes_for`), so that this stays rare.
 """
 
+import os
 import struct
 
 import numpy as np
@@ -36,6 +37,7 @@ MAX_BYTES = 128 << 20            # and at most
 RECORDS_PER_RING = 4             # a record larger than this share of its ring takes the pipe
 _NOTE = struct.Struct(">BBqBqBq")  # msgpack: fixarray 3 of int 64s: start, length, end
 NOTE_SIZE = _NOTE.size
+DRAIN_BYTES = 1 << 16            # Inbox.drain reads at most this much in one call
 
 
 def encode_note(start, length, end):
@@ -182,6 +184,7 @@ class Inbox:
         self.bad_notes = {}                 # worker -> what was wrong with a note it sent
         self.waits = {}                     # worker -> (iterations merged it waits for, since)
         self._note = bytearray(NOTE_SIZE)
+        self._chunk = memoryview(bytearray(DRAIN_BYTES))
         self._combined = None
 
     def clear(self):
@@ -198,6 +201,38 @@ class Inbox:
         frames.read_body(fd, view, stall)
         self.received(source, view)
         return view
+
+    def drain(self, source, fd, stall=None):
+        """Read what worker ``source`` has sent so far (``fd`` must be readable) into this
+        inbox, with one system call for every frame the pipe holds: a frame is a note of 33
+        bytes and its 8-byte length, and reading each with two calls of its own took the main
+        process 13 us a record of 82 at 15 workers (hunl_default, flush 50). A frame cut by
+        the end of what was read is finished with blocking reads (``stall``: as
+        :meth:`read`). Returns the frames read. Raises as :meth:`read`."""
+        chunk = self._chunk
+        got = os.readv(fd, [chunk])
+        if not got:
+            raise EOFError("the other end closed the stream")
+        pos = count = 0
+        head = frames.HEADER_SIZE
+        while pos < got:
+            if got - pos < head:            # a length cut in two: finish it
+                part = bytearray(head)
+                part[:got - pos] = chunk[pos:got]
+                frames.read_body(fd, memoryview(part)[got - pos:], stall)
+                n, pos, have = frames.frame_length(part), got, 0
+            else:
+                n = frames.frame_length(chunk[pos:pos + head])
+                pos += head
+                have = min(n, got - pos)
+            view = self.reserve(source, n)
+            view[:have] = chunk[pos:pos + have]
+            if have < n:                    # a frame cut by the read: read the rest
+                frames.read_body(fd, view[have:], stall)
+            pos += have
+            self.received(source, view)
+            count += 1
+        return count
 
     def reserve(self, source, n):
         """Room for a frame of ``n`` bytes from worker ``source``."""
