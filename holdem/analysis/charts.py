@@ -36,7 +36,7 @@ from holdem.fileio import atomic_open
 from holdem.games import CARDS
 
 GRID_RANKS = RANK_CHARS[::-1]                   # "AKQJT98765432": row/column order
-COMBOS = {"pair": 6, "suited": 4, "offsuit": 12}
+COMBOS_PER_KIND = {"pair": 6, "suited": 4, "offsuit": 12}    # combos in a class of each kind
 FOLD_COLOR, CALL_COLOR, ALLIN_COLOR = "#5b7fbf", "#4caf50", "#6a1b9a"
 RAISE_COLORS = ("#f6b26b", "#e69138", "#e06666", "#cc0000", "#990000", "#660000")
 OUT_COLOR = "#eeeeee"
@@ -135,7 +135,8 @@ class RangeChart:
         removal ignored), after the flop over the combos weighted as the player holds them."""
         weights = self.weights
         if weights is None:
-            weights = np.array([[COMBOS[class_kind(n)] for n in row] for row in GRID], float)
+            weights = np.array([[COMBOS_PER_KIND[class_kind(n)] for n in row] for row in GRID],
+                               float)
         totals = (self.probs * weights[:, :, None]).sum(axis=(0, 1)) / max(weights.sum(), 1e-300)
         return dict(zip(self.actions, totals.tolist()))
 
