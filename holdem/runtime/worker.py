@@ -24,7 +24,7 @@ from holdem.games import make_game
 from holdem.runtime import frames, protocol
 from holdem.runtime.ring import RECORDS_PER_RING, RingWriter, encode_wait
 from holdem.runtime.shm import Segment
-from holdem.solver.solver import make_params, make_workspace, run_kernel
+from holdem.solver.solver import make_params, make_workspace, run_kernel, sweep_boundary
 from holdem.store import records
 from holdem.store.delta import ColdRows, DeltaSplitter, HeldStrategy
 from holdem.store.store import RegretStore, read_only_view
@@ -311,6 +311,7 @@ class BatchRunner:
         self.splitter = DeltaSplitter()
         self.cold = ColdRows(game) if holds_cold_rows(config, num_workers) else None
         self.held = HeldStrategy()      # a worker process bounds it by its ring (worker_main)
+        self._held_until = None         # the DCFR sweep before which what is held goes out
 
     def warm_up(self):
         """Compile (or load) the kernels on throw-away stores."""
@@ -365,7 +366,9 @@ class BatchRunner:
         """The delta record of the ``n`` iterations from ``t0`` just run (split against the
         shared store it read; ``last``: the batch's last flush), leaving the delta buffer empty
         for the next flush. The strategy updates of stored rows are held until the batch's last
-        flush, or until they fill their share of a record (:class:`HeldStrategy`). Where cold
+        flush, until they fill their share of a record, or until the flush that reaches the
+        next DCFR discount sweep (:func:`holdem.solver.solver.sweep_boundary`), so that the
+        sweep discounts them as it would in-process (:class:`HeldStrategy`). Where cold
         rows are held (:func:`holds_cold_rows`), the record leaves out the rows that neither the
         flush before nor an earlier held touch reached; a later flush that touches them again,
         or the batch's last, carries them (:class:`ColdRows`)."""
@@ -376,7 +379,10 @@ class BatchRunner:
             self.cold.route(self.delta, last)
         else:
             entries = self.workspace.read_entry
-        release = last or self.held.full()
+        if self.held.rows == 0:
+            self._held_until = sweep_boundary(self.config.solver, t0)
+        release = last or self.held.full() or (
+            self._held_until is not None and t0 + n >= self._held_until)
         split = self.splitter.split(read_arrays, self.delta.arrays, entries, self.held, release)
         payload = records.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
                                        visits, seconds, split)

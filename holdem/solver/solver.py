@@ -86,6 +86,20 @@ def iteration_weight(params, t):
     return float(params.fixed_weight)
 
 
+def sweep_boundary(solver_cfg, t):
+    """The first iteration after ``t`` before which the run applies a DCFR discount sweep
+    (:class:`DcfrSchedule`: sweep k before iteration k * dcfr_interval), or None where none
+    comes at an iteration (other weightings, the seconds clock, past ``discount_stop``). A
+    worker sends the strategy updates it holds before the run crosses one, so that a sweep
+    discounts them as it would have in-process (:class:`holdem.store.delta.HeldStrategy`)."""
+    if solver_cfg.weighting != "dcfr" or solver_cfg.schedule_clock != "iterations":
+        return None
+    interval = max(1, int(solver_cfg.dcfr_interval))
+    boundary = (int(t) // interval + 1) * interval
+    stop = solver_cfg.discount_stop
+    return None if stop is not None and boundary > stop else boundary
+
+
 class DcfrSchedule:
     """The one owner of DCFR discount sweeps (Brown and Sandholm 2019): it decides when a sweep
     is due and applies it wherever a store trains -- an in-process :class:`Solver` before each
