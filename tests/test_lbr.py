@@ -14,6 +14,7 @@ from holdem import config as config_mod
 from holdem import rng as rng_mod
 from holdem.analysis import lbr
 from holdem.analysis import lbr_kernels as lk
+from holdem.cards import COMBOS
 from holdem.evaluator import rank7, rank7_batch
 from holdem.games import make_game
 from holdem.games.tree import ActionCode, NodeKind
@@ -258,7 +259,7 @@ def test_range_update_is_bayes_rule(game, rng):
     assert tree.kind[limp] == NodeKind.DECISION and tree.player[limp] == 1
     store = _random_store(game, [root, limp], rng)
     spec, work, live = _preflop_spot(game, [51, 46])
-    card, _ = lbr.combos()
+    card = COMBOS
     bucket = game.deal.tables.preflop_bucket[card[live, 0] * 52 + card[live, 1]].astype(int)
     expected = np.ones(live.size) / live.size
     for seat, node, action in ((0, root, 1), (1, limp, 0)):     # SB calls, BB checks
@@ -284,7 +285,7 @@ def test_lbr_action_values_follow_the_formulas(game, rng):
     work.range[0, live] /= work.range[0, live].sum()
     lk.street_equity(spec, work, np.int64(0), rng_mod.make_states(1, 1)[0])
     choice = lk.lbr_action(tree, store.arrays, spec, np.int64(0), work)
-    card, _ = lbr.combos()
+    card = COMBOS
     bucket = game.deal.tables.preflop_bucket[card[live, 0] * 52 + card[live, 1]].astype(int)
     prob, eq = work.range[0, live], work.equity[0, live]
     wp = float(prob @ eq)
@@ -332,7 +333,7 @@ def test_raise_value_uses_the_translated_response(game, rng, mostly_folds_to_all
     lk.street_equity(spec, work, np.int64(0), rng_mod.make_states(1, 1)[0])
     lk.lbr_action(tree, store.arrays, spec, np.int64(0), work)
     assert list(work.cand_to[:4]) == [0, 0, 300, 10_000]
-    card, _ = lbr.combos()
+    card = COMBOS
     bucket = game.deal.tables.preflop_bucket[card[live, 0] * 52 + card[live, 1]].astype(int)
     prob, eq = work.range[0, live], work.equity[0, live]
     p_small = (49.5 - 1.0) * 1.75 / (48.75 * 2.0)          # x = 1 pot between 0.75 and 49.5
@@ -400,7 +401,7 @@ def _brute_equity(hole, board, combo):
 ])
 def test_equity_matches_brute_force(hole, board, picks, rng):
     eq = lbr.combo_equity(hole, board)
-    card, _ = lbr.combos()
+    card = COMBOS
     dead = set(hole) | set(board)
     live = np.array([not (set(c.tolist()) & dead) for c in card])
     assert np.isnan(eq[~live]).all() and not np.isnan(eq[live]).any()
@@ -420,7 +421,7 @@ def test_bucket_only_equity_is_the_mean_over_the_bucket(game, street, board):
     for s in range(street + 1):
         lk.prepare_street(tables, lbr.make_spec(game), work, np.int64(s))
     own = work.own_bucket[street]
-    card, _ = lbr.combos()
+    card = COMBOS
     live = work.live[street, :work.num_live[street]]
     mates = [lk.combo_of(*hole)] + [c for c in live if work.bucket[street, c] == own]
     assert len(mates) > 5
@@ -476,7 +477,7 @@ def test_preflop_equity_is_a_fair_monte_carlo_estimate(rng):
     mine = rank7_batch(np.hstack([boards, np.tile(hole, (boards.shape[0], 1))]))
     theirs = rank7_batch(np.hstack([boards, np.tile(combo, (boards.shape[0], 1))]))
     reference = float(np.mean((mine > theirs) + 0.5 * (mine == theirs)))
-    index = lbr.combos()[0].tolist().index(list(combo))
+    index = COMBOS.tolist().index(list(combo))
     assert eq[index] == pytest.approx(reference, abs=0.025)
     assert 0.78 < reference < 0.86
 

@@ -28,7 +28,6 @@ import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
@@ -36,7 +35,8 @@ from holdem import rng
 from holdem.abstraction.deal_kernels import RUNTIME_WORK
 from holdem.analysis import lbr_kernels as lk
 from holdem.analysis.headtohead import blueprint_store, bot_tables
-from holdem.cards import card_tuple, describe_cards, repeated_card
+from holdem.analysis.intervals import mean_ci
+from holdem.cards import COMBOS, card_tuple, describe_cards, repeated_card
 from holdem.games import LINES
 from holdem.games.tree import ActionCode, NodeKind
 from holdem.store.store import RegretStore
@@ -228,15 +228,9 @@ class LbrResult:
                 f"hands); try --hands {need} (the interval narrows as 1/sqrt(hands))")
 
 
-@lru_cache(maxsize=1)
-def combos():
-    """(combo_card int64[1326, 2], combo_mask int64[1326]): the hole-card combos, ascending
-    lexicographic order (``equity_kernels.combo_of`` inverts it)."""
-    cards = np.array([(a, b) for a in range(52) for b in range(a + 1, 52)], dtype=np.int64)
-    mask = (np.int64(1) << cards[:, 0]) | (np.int64(1) << cards[:, 1])
-    cards.setflags(write=False)
-    mask.setflags(write=False)
-    return cards, mask
+COMBO_MASK = (np.int64(1) << COMBOS[:, 0]) | (np.int64(1) << COMBOS[:, 1])
+"""int64[1326]: each combo's two cards as bits, in :data:`holdem.cards.COMBOS` order."""
+COMBO_MASK.setflags(write=False)
 
 
 def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
@@ -252,7 +246,6 @@ def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAU
     if int(allin_samples) < 0:
         raise ValueError(f"allin_samples must not be negative, got {allin_samples}")
     setting = LbrSetting.parse(setting or LbrSetting())
-    card, mask = combos()
     if game is None:
         children = np.full((2, 1), -1, dtype=np.int64)
         num_buckets, stride = np.ones(4, dtype=np.int64), 1
@@ -271,8 +264,8 @@ def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAU
         chips = (table.chips(table.stack), table.chips(table.big_blind), table.chips(table.ante))
     return lk.LbrSpec(stride=np.int64(stride), num_buckets=num_buckets,
                       fold_child=np.ascontiguousarray(children[0]),
-                      call_child=np.ascontiguousarray(children[1]), combo_card=card,
-                      combo_mask=mask, preflop_samples=np.int64(preflop_samples),
+                      call_child=np.ascontiguousarray(children[1]), combo_card=COMBOS,
+                      combo_mask=COMBO_MASK, preflop_samples=np.int64(preflop_samples),
                       allin_samples=np.int64(allin_samples),
                       bucket_samples=np.int64(bucket_samples), raise_to=raise_to,
                       fraction=fraction, is_allin=is_allin, stack=np.int64(chips[0]),
@@ -414,9 +407,7 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
                 np.int64(0), out)                       # compile or load from the cache
     seconds = timed_on_threads(run, threads)
     scale = 1000.0 / game.cards.table.chips_per_bb
-    mean = float(out.mean()) * scale
-    ci = (1.96 * float(out.std(ddof=1)) / float(np.sqrt(deals)) * scale if deals > 1
-          else float("inf"))
+    mean, ci = mean_ci(out, scale)
     stats = np.sum([w.stats for w in works], axis=0)
     stats[lk.STAT_MAX_BRANCHES] = max(int(w.stats[lk.STAT_MAX_BRANCHES]) for w in works)
     audit = np.sum([w.audit for w in works], axis=0)
@@ -486,8 +477,7 @@ def live_combos(work, street):
     shown = 0 if street == 0 else street + 2
     dead[work.cards[:2]] = True
     dead[work.cards[4:4 + shown]] = True
-    card, _ = combos()
-    live = np.flatnonzero(~dead[card].any(axis=1))
+    live = np.flatnonzero(~dead[COMBOS].any(axis=1))
     work.live[street, :live.size] = live
     work.num_live[street] = live.size
     work.ready[street] = 1

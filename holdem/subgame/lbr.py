@@ -33,42 +33,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from holdem.analysis.bot import real_table
+from holdem.analysis.intervals import mean_ci
+from holdem.analysis.lbr import combo_equity
+from holdem.cards import COMBOS
 from holdem.evaluator.kernels import rank7_batch_kernel
 from holdem.games.nlhe.records import Action, ActionKind
 from holdem.games.nlhe.rules import HandState
-from holdem.subgame.match import _mean_ci, deals_of, group_means, play_groups
+from holdem.subgame.match import deals_of, group_means, play_groups
 from holdem.subgame.resolving import CACHE_BYTES, ResolvingBot
-from holdem.subgame.solver import COMBOS
 
 BIG_BLIND = 100
 
 
 def equity_vector(hole, board):
     """float64[1326]: LBR's share of the pot (ties half) with ``hole`` against each combo over
-    every completion of ``board`` (4 or 5 cards); 0 for combos that share a card."""
-    dead = set(hole) | set(board)
-    blocked = np.array([a in dead or b in dead for a, b in COMBOS.tolist()])
-    runouts = [()] if len(board) == 5 else [(c,) for c in range(52) if c not in dead]
-    score = np.zeros(len(COMBOS))
-    count = np.zeros(len(COMBOS))
-    rows = np.empty((len(COMBOS), 7), dtype=np.int64)
-    ranks = np.empty(len(COMBOS), dtype=np.int32)
-    mine = np.empty((1, 7), dtype=np.int64)
-    my_rank = np.empty(1, dtype=np.int32)
-    for extra in runouts:
-        full = list(board) + list(extra)
-        live = ~blocked & ~np.isin(COMBOS, extra).any(axis=1)
-        rows[:, :5] = full
-        rows[:, 5:] = COMBOS
-        rows[~live, 5:] = [c for c in range(52) if c not in full][:2]   # any legal filler
-        rank7_batch_kernel(rows, ranks)
-        mine[0, :5] = full
-        mine[0, 5:] = hole
-        rank7_batch_kernel(mine, my_rank)
-        score += live * ((my_rank[0] > ranks) + 0.5 * (my_rank[0] == ranks))
-        count += live
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, score / count, 0.0)
+    every completion of ``board`` (4 or 5 cards); 0 for combos that share a card. The blueprint
+    LBR's exact equity (:func:`holdem.analysis.lbr.combo_equity`), its unknowns zeroed for the
+    belief's sums."""
+    return np.nan_to_num(combo_equity(hole, board), nan=0.0)
 
 
 def all_in_value(holes, board, lbr, matched):
@@ -323,7 +305,7 @@ def _result(resolved, alone, per_board, solves, seconds, reused):
     if per_board > 1:
         resolved, alone, difference = (group_means(v, per_board)
                                        for v in (resolved, alone, difference))
-    mean, ci = _mean_ci(resolved)
-    bmean, bci = _mean_ci(alone)
-    dmean, dci = _mean_ci(difference)
+    mean, ci = mean_ci(resolved, student=True)
+    bmean, bci = mean_ci(alone, student=True)
+    dmean, dci = mean_ci(difference, student=True)
     return ResolveLbrResult(mean, ci, bmean, bci, dmean, dci, hands, solves, seconds, reused)

@@ -48,12 +48,6 @@ def _play(state, bots, seat_of):
     return state.payoffs()
 
 
-def _mean_ci(samples):
-    """Mean and 95% CI half-width of independent ``samples`` (deals, or boards' means), by
-    Student's t: a run of ``--resolve-per-board`` groups often has only tens of them."""
-    return mean_ci(samples, student=True)
-
-
 def deals_of(table, seed, deals, per_board=1, bots=2, indices=None):
     """(hole_cards, full_board, ``bots`` seeds for the bots' draws) of ``deals`` deals:
     independent ones (``per_board`` 1), or groups of ``per_board`` deals that share a board,
@@ -168,8 +162,8 @@ def resolve_match(bp, opponent, street="river", deals=100, seed=0, stack=100, ta
     plain, diff = [r[0] for r in rows], [r[1] for r in rows]
     if per_board > 1:
         plain, diff = group_means(plain, per_board), group_means(diff, per_board)
-    mean, ci = _mean_ci(plain)
-    dmean, dci = _mean_ci(diff)
+    mean, ci = mean_ci(plain, student=True)
+    dmean, dci = mean_ci(diff, student=True)
     return ResolveResult(mean, ci, dmean, dci, 2 * deals, solves, time.perf_counter() - start)
 
 
