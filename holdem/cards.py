@@ -25,7 +25,7 @@ COMBOS = np.array([(a, b) for a in range(NUM_CARDS) for b in range(a + 1, NUM_CA
                   dtype=np.int64)
 """The 1,326 combos (pairs of hole cards), int64[1326, 2], lower card first, in ascending
 lexicographic order: the one order of every per-combo array (ranges, subgame vectors, LBR's
-equities; ``holdem.analysis.equity_kernels.combo_of`` inverts it). Read-only."""
+equities; ``holdem.analysis.lbr.equity_kernels.combo_of`` inverts it). Read-only."""
 COMBOS.setflags(write=False)
 
 

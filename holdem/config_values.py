@@ -20,7 +20,7 @@ CHOICES = {
     ("train", "backend"): BACKENDS,
     ("train", "eval_baseline"): ("fold", "call", "pot", "random", "equity"),
     ("train", "eval_lbr"): tuple(f"{a}:{r}" for a in ("abstract", "fc", "fcpa", "56")
-                                 for r in ("1-4", "3-4")),   # holdem.analysis.lbr's settings
+                                 for r in ("1-4", "3-4")),   # analysis/lbr/sampled.py's settings
 }
 POSITIVE = {("game", "num_players"),
              ("solver", "discount_interval"), ("solver", "dcfr_interval"),

@@ -104,8 +104,8 @@ def test_one_line_notation_for_query_spot_charts_and_exports(small_nlhe_blueprin
     import sys
 
     from holdem.analysis.blueprint import load_checkpoint_store
-    from holdem.analysis.charts import range_chart
-    from holdem.analysis.export import nlhe_records
+    from holdem.analysis.ranges.charts import range_chart
+    from holdem.analysis.export.records import nlhe_records
 
     bp = small_nlhe_blueprint
     as_list = bp.query(["r2.5b", "c"], "As Kd", "2c 7h 9d")
@@ -271,7 +271,7 @@ def test_k_checks_in_a_line_as_in_play(small_nlhe_blueprint, hunl_run):
 
 
 def test_head_to_head_against_baselines_and_itself(small_nlhe_blueprint):
-    from holdem.analysis.headtohead import bot_tables, head_to_head
+    from holdem.analysis.matches.headtohead import bot_tables, head_to_head
 
     bp = small_nlhe_blueprint
     tables = bot_tables(bp.game)
@@ -296,7 +296,8 @@ def test_control_variate_is_unbiased_and_narrows_the_interval(small_nlhe_bluepri
     the sigma it weights), and it takes out much of the luck of sampled actions: with the fitted
     coefficient the spread shrinks. Against the call bot, which never mixes, only A's own
     decisions are corrected."""
-    from holdem.analysis.headtohead import blueprint_store, control_coefficient, match_samples
+    from holdem.analysis.matches.headtohead import (blueprint_store, control_coefficient,
+                                                    match_samples)
 
     bp = small_nlhe_blueprint
     store = blueprint_store(bp).arrays
@@ -315,7 +316,7 @@ def test_control_variate_is_unbiased_and_narrows_the_interval(small_nlhe_bluepri
 def test_a_blueprint_against_itself_scores_exactly_zero_per_deal(small_nlhe_blueprint):
     """Common random numbers: both seatings of a deal draw each decision with the same number,
     so a blueprint against itself replays the same hand with the seats swapped."""
-    from holdem.analysis.headtohead import blueprint_store, head_to_head, match_samples
+    from holdem.analysis.matches.headtohead import blueprint_store, head_to_head, match_samples
 
     bp = small_nlhe_blueprint
     store = blueprint_store(bp).arrays
@@ -326,7 +327,7 @@ def test_a_blueprint_against_itself_scores_exactly_zero_per_deal(small_nlhe_blue
 
 
 def test_control_coefficient_minimises_the_variance():
-    from holdem.analysis.headtohead import control_coefficient
+    from holdem.analysis.matches.headtohead import control_coefficient
 
     rng = np.random.default_rng(0)
     noise = rng.normal(size=10_000)
@@ -337,7 +338,7 @@ def test_control_coefficient_minimises_the_variance():
 
 
 def test_match_result_line_gives_both_estimates():
-    from holdem.analysis.headtohead import MatchResult
+    from holdem.analysis.matches.headtohead import MatchResult
 
     heads_up = MatchResult(mbb_per_hand=12.34, ci95=5.0, hands=2000, raw_mbb_per_hand=20.0,
                            raw_ci95=9.87)
@@ -352,7 +353,7 @@ def test_head_to_head_looks_up_each_blueprints_own_buckets(small_nlhe_blueprint)
     match is the same, hand for hand, as with the original blueprint."""
     from types import SimpleNamespace
 
-    from holdem.analysis.headtohead import blueprint_store, head_to_head, play_match
+    from holdem.analysis.matches.headtohead import blueprint_store, head_to_head, play_match
     from holdem.store.store import RegretStore
 
     bp = small_nlhe_blueprint
@@ -419,7 +420,7 @@ def test_training_logs_a_baseline_match_to_tensorboard(tmp_path):
     assert last.step == 5_000
     # The final evaluation is the match of the final checkpoint's strategy, seeded with the
     # iteration count: replayed from the checkpoint through the analysis API, it is the same.
-    from holdem.analysis.headtohead import head_to_head
+    from holdem.analysis.matches.headtohead import head_to_head
 
     again = head_to_head(holdem.Blueprint.load(tmp_path), "fold", hands=2_000, seed=5_000)
     assert last.value == pytest.approx(again.mbb_per_hand, rel=1e-6)
@@ -431,7 +432,7 @@ def test_nlhe_export_round_trip_matches_blueprint(small_nlhe_blueprint, tmp_path
     import subprocess
     import sys
 
-    from holdem.analysis.export import read_export
+    from holdem.analysis.export.records import read_export
     from holdem.games.nlhe.abstract import history_string
     from holdem.games.tree import NodeKind
 
@@ -450,7 +451,7 @@ def test_nlhe_export_round_trip_matches_blueprint(small_nlhe_blueprint, tmp_path
         assert (a["history"], a["bucket"], a.get("hand"), a["actions"], a["strategy"]) == (
             b["history"], b["bucket"], b.get("hand"), b["actions"], b["strategy"])
     # Preflop records name the bucket's hand class; its cards fall in that bucket.
-    from holdem.analysis.charts import combos
+    from holdem.analysis.ranges.charts import combos
 
     preflop = [r for r in outs["json"] if r["street"] == "preflop"]
     assert preflop and all("hand" not in r for r in outs["json"] if r["street"] != "preflop")

@@ -329,7 +329,7 @@ def test_river_and_preflop_buckets_monotone(tiny_build):
 
 
 def test_preflop_hands_names_the_classes_of_each_bucket(tiny_build):
-    from holdem.analysis.charts import GRID, combos
+    from holdem.analysis.ranges.charts import GRID, combos
 
     tables = make_tables(tiny_build[1], TINY)
     hands = preflop_hands(tables)

@@ -59,7 +59,7 @@ def test_multiway_nlhe_declares_cards_and_rotations():
 def test_a_match_without_a_tree_needs_rotations():
     from dataclasses import replace
 
-    from holdem.analysis.headtohead import match_samples
+    from holdem.analysis.matches.headtohead import match_samples
 
     game = replace(make_game(config_mod.load(ROOT / "configs" / "6max.yaml")), rotations=None)
     with pytest.raises(ValueError, match="plays a hand from every seat"):

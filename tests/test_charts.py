@@ -14,8 +14,8 @@ import pytest
 import holdem
 from holdem import config as config_mod
 from holdem.abstraction.bucket_tables import lookup_buckets
-from holdem.analysis import charts
-from holdem.analysis.charts import GRID, ChartError, combos, compare, range_chart
+from holdem.analysis.ranges import charts
+from holdem.analysis.ranges.charts import GRID, ChartError, combos, compare, range_chart
 from holdem.cli import charts as charts_cli
 from holdem.games import make_game
 from holdem.solver.solver import Solver

@@ -125,7 +125,7 @@ def test_eval_bad_checkpoint_is_clear(tmp_path):
 
 
 def test_export_csv_and_filters_round_trip(tmp_path):
-    from holdem.analysis.export import read_export
+    from holdem.analysis.export.records import read_export
 
     run("train_blueprint", "--game", "leduc", "--iters", 20000, "--logdir", tmp_path, "--quiet")
     full = tmp_path / "all.json"

@@ -308,7 +308,7 @@ def read_format(path, fmt):
         data = json.loads(text)
         return data, data["infosets"]
     reader = csv.DictReader(io.StringIO(text))
-    from holdem.analysis.export import CSV_FIELDS
+    from holdem.analysis.export.records import CSV_FIELDS
 
     assert tuple(reader.fieldnames) == CSV_FIELDS
     records = []

@@ -240,7 +240,7 @@ def test_every_conditional_key_is_rejected_outside_its_condition(tmp_path, key):
 
 
 def test_eval_lbr_takes_the_lbr_settings(tmp_path):
-    from holdem.analysis.lbr import ACTION_SETS, ROUNDS, LbrSetting
+    from holdem.analysis.lbr.sampled import ACTION_SETS, ROUNDS, LbrSetting
 
     assert set(config._CHOICES[("train", "eval_lbr")]) == {
         str(LbrSetting(a, r)) for a in ACTION_SETS for r in ROUNDS}

@@ -1,5 +1,5 @@
 """Head-to-head on the real game between blueprints of different bet menus
-(:mod:`holdem.analysis.crossmatch`): checked against the abstract-tree match where both can
+(:mod:`holdem.analysis.matches.crossmatch`): checked against the abstract-tree match where both can
 play, and across two menus."""
 
 import dataclasses
@@ -10,8 +10,8 @@ import pytest
 
 from holdem import config as config_mod
 from holdem.analysis.blueprint import Blueprint
-from holdem.analysis.crossmatch import cross_match
-from holdem.analysis.headtohead import head_to_head
+from holdem.analysis.matches.crossmatch import cross_match
+from holdem.analysis.matches.headtohead import head_to_head
 from holdem.games import make_game
 from holdem.solver.solver import Solver, save_solver
 

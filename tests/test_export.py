@@ -1,4 +1,4 @@
-"""Streamed exports (holdem/analysis/export.py, ``python -m holdem.cli.export_strategy``).
+"""Streamed exports (holdem/analysis/export/records.py, ``python -m holdem.cli.export_strategy``).
 
 An export is written a chunk of records at a time, never built whole in memory. Checked here:
 the file is byte for byte the text the whole list gave before streaming (``json.dumps`` with a
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from holdem import config as config_mod
-from holdem.analysis import export
+from holdem.analysis.export import records as export
 from holdem.analysis.blueprint import load_checkpoint_store
 from holdem.cli.export_strategy import main
 from holdem.config import ConfigError

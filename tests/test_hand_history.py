@@ -13,8 +13,8 @@ import pytest
 
 import holdem
 from holdem import config as config_mod
-from holdem.analysis import hand_history as hh
-from holdem.analysis.headtohead import (blueprint_store, head_to_head_hands, match_log,
+from holdem.analysis.matches import hand_history as hh
+from holdem.analysis.matches.headtohead import (blueprint_store, head_to_head_hands, match_log,
                                         match_samples)
 from holdem.games import make_game
 from holdem.games.nlhe.records import Action, ActionKind, AwardRecord, TableConfig

@@ -148,6 +148,31 @@ def _floors_forbid(importer, target):
     return floor is not None and floor > floor_of(importer)
 
 
+ROOMS = {"lbr": {"matches"}, "matches": {"lbr"}, "ranges": set(), "export": set()}
+"""The rooms of holdem/analysis/ (its sub-packages, by what they serve) and the other rooms each
+may import; every room may import the root of analysis/. LBR and the matches share the played
+hands' kernels (a blueprint's sampled action; the real hand and the bot's reading of it)."""
+ROOM_USERS = ("holdem.analysis.evaluation", "holdem.analysis.blueprint")
+"""The root modules that import rooms: the metrics (matches, LBR) and the Blueprint (ranges)."""
+
+
+def room_of(module):
+    """The analysis room of ``module`` ("root" for the rest of analysis/), or None outside it."""
+    parts = module.split(".")
+    if parts[:2] != ["holdem", "analysis"]:
+        return None
+    return parts[2] if len(parts) > 2 and parts[2] in ROOMS else "root"
+
+
+def _rooms_forbid(importer, target):
+    mine, theirs = room_of(importer), room_of(target)
+    if theirs in (None, "root", mine):
+        return False
+    if mine == "root":
+        return importer not in ROOM_USERS
+    return theirs not in ROOMS[mine]
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -163,6 +188,10 @@ RULES = (
     Rule("kinds", "analysis knows a game through holdem.games.interface and its capabilities, "
          "never through the No-Limit kind (holdem.games.nlhe)",
          lambda m: under(m, "holdem.analysis"), _forbidden("holdem.games.nlhe")),
+    Rule("rooms", "an analysis room (lbr, matches, ranges, export) imports the root of "
+         "analysis/ and only the rooms it shares code with (ROOMS); in the root only "
+         "evaluation and blueprint import rooms", lambda m: under(m, "holdem.analysis"),
+         _rooms_forbid),
     Rule("kernels", "kernel modules import no runtime, cli, training, config, checkpoint or "
          "analysis (analysis kernels may import kernels)", is_kernel_module, _kernels_forbid),
     Rule("store", "store imports neither runtime, solver, games, training nor cli",
@@ -316,8 +345,11 @@ def _rule(name):
     ("analysis", "holdem.analysis.fake", "from ..cli import common\n"),
     ("kinds", "holdem.analysis.fake", "from holdem.games.nlhe.records import Action\n"),
     ("kinds", "holdem.analysis.fake", "def f():\n    from holdem.games import nlhe\n"),
+    ("rooms", "holdem.analysis.export.fake", "from holdem.analysis.lbr import sampled\n"),
+    ("rooms", "holdem.analysis.ranges.fake", "from ..matches import headtohead\n"),
+    ("rooms", "holdem.analysis.exact", "from holdem.analysis.ranges import node\n"),
     ("kernels", "holdem.solver.fake_kernels", "from holdem import config\n"),
-    ("kernels", "holdem.analysis.fake_kernels", "from holdem.analysis import headtohead\n"),
+    ("kernels", "holdem.analysis.fake_kernels", "from holdem.analysis.matches import headtohead\n"),
     ("kernels", "holdem.rng", "from holdem.checkpoint import load\n"),
     ("store", "holdem.store.fake", "from ..games import make_game\n"),
     ("store", "holdem.store.fake", "class A:\n    def f(self):\n        import holdem.solver\n"),
@@ -337,8 +369,12 @@ def test_checker_catches(rule, module, source):
 
 
 @pytest.mark.parametrize("rule, module, source", [
-    ("kernels", "holdem.analysis.fake_kernels", "from holdem.analysis import play_kernels\n"),
+    ("kernels", "holdem.analysis.fake_kernels",
+     "from holdem.analysis.matches import play_kernels\n"),
     ("kinds", "holdem.analysis.fake", "from holdem.games.interface import Cards, Lines\n"),
+    ("rooms", "holdem.analysis.lbr.fake", "from holdem.analysis.matches import play_kernels\n"),
+    ("rooms", "holdem.analysis.export.fake", "from holdem.analysis import blueprint\n"),
+    ("rooms", "holdem.analysis.evaluation", "from holdem.analysis.lbr import sampled\n"),
     ("kernels", "holdem.solver.fake_kernels", "from holdem import rng\n"),
     ("config", "holdem.config", "import yaml\nfrom holdem import cards\n"),
     ("floors", "holdem.cli.fake", "import holdem.training\nfrom . import common\n"),

@@ -12,8 +12,8 @@ import pytest
 
 from holdem import config as config_mod
 from holdem import rng as rng_mod
-from holdem.analysis import lbr
-from holdem.analysis import lbr_kernels as lk
+from holdem.analysis.lbr import sampled as lbr
+from holdem.analysis.lbr import kernels as lk
 from holdem.cards import COMBOS
 from holdem.evaluator import rank7, rank7_batch
 from holdem.games import make_game
@@ -554,9 +554,9 @@ def test_too_few_hands_for_a_useful_interval_suggest_a_count(mbb, ci95, hands, n
 
 def test_cli_lbr_on_a_small_game_is_exact(tmp_path):
     """Kuhn and Leduc have exact best responses, so ``--lbr`` there is LBR's exact value
-    (holdem.analysis.lbr_small), printed next to the exploitability it bounds; the No-Limit
+    (holdem.analysis.lbr.small), printed next to the exploitability it bounds; the No-Limit
     action sets are refused with the reason."""
-    from holdem.analysis.lbr_small import small_lbr_value
+    from holdem.analysis.lbr.small import small_lbr_value
 
     cfg = config_mod.default_for_game("kuhn")
     solver = Solver(make_game(cfg), cfg)

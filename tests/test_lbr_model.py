@@ -4,10 +4,10 @@ translation on the real pot.
 LBR keeps a belief about the blueprint's node and cards; every figure it gives is only as good
 as that belief. The kernels count, at every LBR decision, belief branches at a node the bot
 cannot be at and decisions whose belief lost the bot's real node and cards
-(:func:`holdem.analysis.lbr_kernels.audit_belief`), beliefs that emptied, and, for every bet or
+(:func:`holdem.analysis.lbr.kernels.audit_belief`), beliefs that emptied, and, for every bet or
 raise of LBR, the fold probability its belief predicted against the bot's real answer. Where the
 belief is the bot's posterior, the folds minus the predictions have mean 0 and a known variance
-(:class:`holdem.analysis.lbr.FoldCheck`).
+(:class:`holdem.analysis.lbr.sampled.FoldCheck`).
 """
 
 from pathlib import Path
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from holdem import config as config_mod
-from holdem.analysis import lbr
-from holdem.analysis import lbr_hand_kernels as hk
-from holdem.analysis import lbr_kernels as lk
+from holdem.analysis.lbr import sampled as lbr
+from holdem.analysis.lbr import hand_kernels as hk
+from holdem.analysis.lbr import kernels as lk
 from holdem.analysis.blueprint import Blueprint
 from holdem.analysis.bot import (BlueprintBot, real_line, real_pot, real_raise_to, real_table,
                                  replay)
@@ -53,7 +53,7 @@ def test_lbr_belief_is_the_bots_posterior(blueprint, setting):
     """(a) at every LBR decision each belief branch sits where the bot can be and the bot's
     node and cards are in it; (b) over 10,000 bets the bot folds as often as LBR predicts
     (within 3.3 standard deviations: 99.9%); (c) the belief never empties."""
-    from holdem.analysis.headtohead import blueprint_store
+    from holdem.analysis.matches.headtohead import blueprint_store
 
     store = blueprint_store(blueprint).arrays
     result = lbr.lbr_match(blueprint.game, store, hands=SETTINGS[setting], seed=52,

@@ -1,4 +1,4 @@
-"""Exact local best response on Kuhn and Leduc (holdem.analysis.lbr_small).
+"""Exact local best response on Kuhn and Leduc (holdem.analysis.lbr.small).
 
 LBR is a strategy, so its exact value can never beat a best response's, seat by seat: checked
 over a training run of each game. Its values are compared with a slow per-deal oracle
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from holdem import config
-from holdem.analysis.lbr_small import (SmallLbr, blueprint_profile, profile_lbr_value,
+from holdem.analysis.lbr.small import (SmallLbr, blueprint_profile, profile_lbr_value,
                                        small_lbr_value)
 from holdem.analysis.strategy import uniform_profile
 from holdem.games.tree import ActionCode, NodeKind
@@ -251,7 +251,7 @@ def test_lbr_is_a_pure_strategy_of_the_game(name, kuhn, leduc, kuhn_evaluator, l
 # -- the strategy LBR plays against ------------------------------------------------------------
 
 def test_blueprint_profile_reads_the_store_like_the_play_kernels(leduc):
-    from holdem.analysis.play_kernels import average_strategy
+    from holdem.analysis.matches.play_kernels import average_strategy
 
     solver = Solver(leduc, config.load(CONFIGS / "leduc.yaml"))
     solver.run(10)

@@ -115,7 +115,7 @@ def test_three_players_in_the_hand_each_get_a_range(six_max, tmp_path, capsys):
 
 
 def test_six_max_charts_name_the_seat_and_the_strategy(six_max):
-    from holdem.analysis import charts
+    from holdem.analysis.ranges import charts
 
     bp = six_max
     chart = charts.range_chart(bp, LINE, board=FLOP)
@@ -224,7 +224,7 @@ def test_the_bot_plays_every_seat_of_a_six_max_table_legally_and_on_its_tree(six
 
 
 def test_play_seats_you_at_a_six_max_table_with_five_bots(six_max, tmp_path):
-    from holdem.analysis.hand_history import HistoryFile
+    from holdem.analysis.matches.hand_history import HistoryFile
     from tests.test_play import _game
 
     history = HistoryFile(tmp_path / "six.phhs")

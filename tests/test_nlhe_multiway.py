@@ -240,7 +240,7 @@ def test_preflop_export_round_trips(trained_three_way, tmp_path):
     import subprocess
     import sys
 
-    from holdem.analysis.export import read_export
+    from holdem.analysis.export.records import read_export
 
     logdir, solver = trained_three_way
     out = tmp_path / "pre.csv"
@@ -281,8 +281,8 @@ def test_postflop_export_finds_every_visited_infoset(trained_three_way, tmp_path
     training visited finds each infoset of the store exactly once and invents none; its
     strategies are the store's; --street keeps those streets (walking no further)."""
     import holdem
-    from holdem.analysis.export import read_export
-    from holdem.analysis.export_multiway import multiway_records
+    from holdem.analysis.export.records import read_export
+    from holdem.analysis.export.multiway import multiway_records
     from holdem.cli.export_strategy import main
 
     logdir, solver = trained_three_way
@@ -334,8 +334,8 @@ def test_a_worker_run_exports_what_lies_past_the_histories_it_sent_nothing_for(t
 
     import holdem
     from holdem.analysis.blueprint import load_checkpoint_store
-    from holdem.analysis.export import export_records
-    from holdem.analysis.export_multiway import multiway_records
+    from holdem.analysis.export.records import export_records
+    from holdem.analysis.export.multiway import multiway_records
 
     data = config_mod.to_dict(_six_max_config(iters=3000, num_workers=2, batch_size=500,
                                               start_method="fork"))
@@ -382,7 +382,7 @@ def test_rotation_match_against_folding_bots_is_exact(num_players):
     """A blueprint that always raises first in, against bots that always fold: in seat k >= 2
     it wins both blinds (1.5 bb), as small blind the big blind (1 bb), as big blind the small
     blind (0.5 bb) -- with no variance."""
-    from holdem.analysis.headtohead import play_match
+    from holdem.analysis.matches.headtohead import play_match
 
     data = config_mod.to_dict(_six_max_config())
     data["game"]["num_players"] = num_players
@@ -401,7 +401,7 @@ def test_two_workers_train_the_three_way_game_and_resume(tmp_path):
     """The parallel runtime runs the implicit game unchanged: exact iteration counts, a
     checkpoint that resumes in-process, and one that evaluates head-to-head."""
     import holdem
-    from holdem.analysis.headtohead import head_to_head
+    from holdem.analysis.matches.headtohead import head_to_head
 
     first = _six_max_config(iters=6000, num_workers=2, batch_size=500, start_method="fork")
     result = holdem.train(first, tmp_path / "run", progress=False)
@@ -464,7 +464,7 @@ def test_multiway_export_histories_are_lines_query_takes(trained_three_way, tmp_
     """One notation for lines with any number of seats: each exported preflop history, given to
     Blueprint.line_labels, reaches the node whose actions and strategy the record lists."""
     import holdem
-    from holdem.analysis.export_multiway import multiway_records
+    from holdem.analysis.export.multiway import multiway_records
 
     logdir, solver = trained_three_way
     bp = holdem.Blueprint.load(logdir)
@@ -542,7 +542,7 @@ def test_the_multiway_correction_leaves_the_match_alone_and_narrows_its_interval
     without it), has mean zero (within four standard errors), and removes the board's luck:
     the corrected interval is narrower than the plain one. Each seat's mean is A's chips in
     that seat, and the seats' mean is the match's."""
-    from holdem.analysis.headtohead import control_coefficient, match_samples, play_match
+    from holdem.analysis.matches.headtohead import control_coefficient, match_samples, play_match
 
     game = make_game(_six_max_config())
     store = trained_three_way[1].store.arrays

@@ -6,8 +6,8 @@ import re
 import numpy as np
 import pytest
 
-from holdem.analysis.charts import GRID, class_kind, combos
-from holdem.analysis.range_strings import (CLASS_ORDER, DIGITS, RangeError, combo_text,
+from holdem.analysis.ranges.charts import GRID, class_kind, combos
+from holdem.analysis.ranges.strings import (CLASS_ORDER, DIGITS, RangeError, combo_text,
                                            format_range, parse_range)
 from holdem.cards import SUIT_CHARS, card_tuple, format_card
 

@@ -95,7 +95,7 @@ def test_bad_input_says_what_is_wrong(bp):
 
 
 def test_range_strings_of_a_node_read_back_to_its_weights(bp):
-    from holdem.analysis.range_strings import format_range, parse_range
+    from holdem.analysis.ranges.strings import format_range, parse_range
 
     r = bp.range(FLOP_LINE, FLOP)
     for player in (0, 1):

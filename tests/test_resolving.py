@@ -6,7 +6,7 @@ import pytest
 
 import holdem
 from holdem.analysis.bot import real_table
-from holdem.analysis.lbr import LbrSetting
+from holdem.analysis.lbr.sampled import LbrSetting
 from holdem.cards import parse
 from holdem.games.nlhe.records import Action, ActionKind
 from holdem.games.nlhe.rules import HandState
@@ -102,7 +102,7 @@ class _FoldBot:
 
 @pytest.mark.parametrize("setting", ["fcpa:3-4", "56:3-4"])
 def test_lbr_beats_an_always_fold_bot_by_exactly_750(bp, setting):
-    from holdem.analysis.lbr import ROUNDS
+    from holdem.analysis.lbr.sampled import ROUNDS
 
     s = LbrSetting.parse(setting)
     table = real_table(bp, 10_000, 100)
@@ -121,7 +121,7 @@ def test_lbr_looking_ahead_keeps_the_bots_reading_of_the_hand(bp):
     """LBR values a raise by the bot's answer on a copy of the hand; the bot reads the copy with
     the real hand's draws, so its reading of an off-tree bet is drawn once per hand (it was
     drawn again for every copy, and the real hand then got a fresh reading)."""
-    from holdem.analysis.lbr import ROUNDS
+    from holdem.analysis.lbr.sampled import ROUNDS
 
     s = LbrSetting.parse("56:3-4")
     table = real_table(bp, 10_000, 100)

@@ -63,8 +63,8 @@ def parse_args(argv):
 def equity_seconds(spec, work, spots, seed):
     """Median seconds to compute one equity vector on each street (random cards)."""
     from holdem import rng
-    from holdem.analysis import lbr
-    from holdem.analysis import lbr_kernels as lk
+    from holdem.analysis.lbr import sampled as lbr
+    from holdem.analysis.lbr import kernels as lk
 
     state = rng.make_states(seed, 1)[0]
     deal = np.random.default_rng(seed)
@@ -84,7 +84,7 @@ def equity_seconds(spec, work, spots, seed):
 
 def station_match(game, store, args, samples):
     """LBR that never chooses (its first round past the river): it checks and calls."""
-    from holdem.analysis import lbr
+    from holdem.analysis.lbr import sampled as lbr
 
     return lbr.lbr_match(game, store, hands=args.hands, seed=args.seed, preflop_samples=samples,
                          setting="fc:3-4", threads=args.threads, first_round=4, paired=True)
@@ -93,9 +93,9 @@ def station_match(game, store, args, samples):
 def main(argv=None):
     args = parse_args(argv)
     from holdem import config as config_mod
-    from holdem.analysis import lbr
+    from holdem.analysis.lbr import sampled as lbr
     from holdem.analysis.blueprint import Blueprint
-    from holdem.analysis.headtohead import blueprint_store
+    from holdem.analysis.matches.headtohead import blueprint_store
     from holdem.games import make_game
 
     samples = args.preflop_samples or lbr.DEFAULT_PREFLOP_SAMPLES

@@ -225,13 +225,13 @@ class Blueprint:
         heads-up (the multi-way game has no tree: see :meth:`multiway_node`)."""
         if not self.game.supports(LINES):
             raise ValueError("the multi-way game has no enumerated tree; use multiway_node()")
-        from holdem.analysis.ranges import walk_line
+        from holdem.analysis.ranges.node import walk_line
 
         return walk_line(self.game, list(labels))[1]
 
     def multiway_node(self, labels):
         """The node of the multi-way game reached by a line of abstract labels."""
-        from holdem.analysis.ranges import walk_multiway_line
+        from holdem.analysis.ranges.node import walk_multiway_line
 
         return walk_multiway_line(self.game, labels)[1]
 
@@ -377,9 +377,9 @@ class Blueprint:
 
     def range(self, labels=(), board=(), average=True):
         """Every player's range at the decision after ``labels`` with ``board`` (2-6 players):
-        a :class:`holdem.analysis.ranges.NodeRange` (reach and weight per combo and per class,
+        a :class:`holdem.analysis.ranges.node.NodeRange` (reach and weight per combo and per class,
         the action mix of the player to act, buckets, the seats still in the hand)."""
-        from holdem.analysis.ranges import node_range
+        from holdem.analysis.ranges.node import node_range
 
         return node_range(self, labels, board, average)
 

@@ -213,13 +213,13 @@ def _match_measurement(metric, start, opponent, result):
 class VsBaseline(Metric):
     """A match of the average strategy against a baseline bot (``BASELINES``), in mbb/hand with
     a 95% CI (duplicate deals with a control variate; with 3-6 players ``samples`` is
-    :func:`holdem.analysis.headtohead.play_match`'s, 0 for the plain mean)."""
+    :func:`holdem.analysis.matches.headtohead.play_match`'s, 0 for the plain mean)."""
 
     name = "vs_baseline"
     needs = CARDS
 
     def __init__(self, game, baseline="equity", hands=20_000, samples=None):
-        from holdem.analysis.headtohead import BASELINES, MULTIWAY_SAMPLES, bot_tables
+        from holdem.analysis.matches.headtohead import BASELINES, MULTIWAY_SAMPLES, bot_tables
 
         super().__init__(game)
         if baseline not in BASELINES:
@@ -230,7 +230,7 @@ class VsBaseline(Metric):
         self._tables = bot_tables(game) if game.supports(LINES) else None
 
     def measure(self, store, seed=0):
-        from holdem.analysis.headtohead import play_match
+        from holdem.analysis.matches.headtohead import play_match
 
         start = time.perf_counter()
         result = play_match(self.game, store.arrays, self.baseline, hands=self.hands,
@@ -247,7 +247,7 @@ class VsBlueprint(Metric):
     needs = CARDS
 
     def __init__(self, game, opponent, config, hands=100_000, label=None):
-        from holdem.analysis.headtohead import blueprint_store, same_game
+        from holdem.analysis.matches.headtohead import blueprint_store, same_game
 
         super().__init__(game)
         self.cards_b = same_game(game, config, opponent)
@@ -256,7 +256,7 @@ class VsBlueprint(Metric):
         self.label = label or str(opponent.checkpoint.path)
 
     def measure(self, store, seed=0):
-        from holdem.analysis.headtohead import play_match
+        from holdem.analysis.matches.headtohead import play_match
 
         start = time.perf_counter()
         result = play_match(self.game, store.arrays, None, self.store_b, self.hands, int(seed),
@@ -267,15 +267,15 @@ class VsBlueprint(Metric):
 @register
 class LocalBestResponse(Metric):
     """Local best response (Lisy & Bowling 2017) against the average strategy: a lower bound on
-    its exploitability in mbb/hand (see :mod:`holdem.analysis.lbr` for the options). ``setting``
-    is an :class:`holdem.analysis.lbr.LbrSetting` or its text (``"fcpa:3-4"``); a setting other
-    than the default is named in the scalar's key (``eval/lbr_fcpa_3-4``)."""
+    its exploitability in mbb/hand (see :mod:`holdem.analysis.lbr.sampled` for the options).
+    ``setting`` is an :class:`holdem.analysis.lbr.sampled.LbrSetting` or its text (``"fcpa:3-4"``);
+    a setting other than the default is named in the scalar's key (``eval/lbr_fcpa_3-4``)."""
 
     name = "lbr"
     needs = LINES
 
     def __init__(self, game, hands=None, threads=1, bucket_samples=0, setting=None):
-        from holdem.analysis import lbr
+        from holdem.analysis.lbr import sampled as lbr
 
         super().__init__(game)
         self.hands = lbr.DEFAULT_HANDS if hands is None else int(hands)
@@ -286,7 +286,7 @@ class LocalBestResponse(Metric):
         self.label = "lbr" if default else f"lbr {self.setting}"
 
     def measure(self, store, seed=0):
-        from holdem.analysis.lbr import lbr_match
+        from holdem.analysis.lbr.sampled import lbr_match
 
         start = time.perf_counter()
         result = lbr_match(self.game, store.arrays, self.hands, int(seed), threads=self.threads,

@@ -6,13 +6,13 @@ line.
     python -m holdem.cli.charts --checkpoint runs/x --line "r2.5b c" --board "Ah Kd 7c"
     python -m holdem.cli.charts --checkpoint runs/x --compare runs/y  # y minus x
 
-The charts themselves (grid convention, outputs) are in :mod:`holdem.analysis.charts`.
+The charts themselves (grid convention, outputs) are in :mod:`holdem.analysis.ranges.charts`.
 """
 
 import os
 import sys
 
-from holdem.analysis.charts import (ChartError, compare, comparison_to_html, format_terminal,
+from holdem.analysis.ranges.charts import (ChartError, compare, comparison_to_html, format_terminal,
                                     format_terminal_comparison, pyplot, range_chart, save_png,
                                     to_html)
 from holdem.cli.common import ArgumentParser, checkpoint_file, output_file, run_main

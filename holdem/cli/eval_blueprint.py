@@ -7,13 +7,14 @@ average strategy, chips per game) and ``nash_conv: Y`` for Kuhn and Leduc (2 or 
 computed by exact best response. For heads-up
 No-Limit Hold'em ``--lbr`` prints a lower bound on it, local best response's winnings:
 ``lbr: X ± Y mbb/hand (95% CI, N hands)``, followed by a note suggesting a hand count when the
-interval is too wide to be useful (:meth:`holdem.analysis.lbr.LbrResult.advice`). ``--lbr
-fcpa:3-4 56:3-4`` plays the published settings (:class:`holdem.analysis.lbr.LbrSetting`), one
-line each (``lbr fcpa:3-4: ...``). On Kuhn and Leduc ``--lbr`` prints LBR's exact value
+interval is too wide to be useful (:meth:`holdem.analysis.lbr.sampled.LbrResult.advice`). ``--lbr
+fcpa:3-4 56:3-4`` plays the published settings (:class:`holdem.analysis.lbr.sampled.LbrSetting`),
+one line each (``lbr fcpa:3-4: ...``). On Kuhn and Leduc ``--lbr`` prints LBR's exact value
 (``lbr: X``, chips per game) next to the exploitability it bounds. The first run
 announces the compilation of its kernels on stderr. With ``--history FILE`` the first
 ``--history-hands`` hands of each match (``--vs``, ``--vs-checkpoint``) go to FILE in the Poker
-Hand History format (:mod:`holdem.analysis.hand_history`); the match's numbers do not change.
+Hand History format (:mod:`holdem.analysis.matches.hand_history`); the match's numbers do not
+change.
 """
 
 import sys
@@ -124,7 +125,7 @@ def main(argv=None):
         if broken:
             parser.error(message)
     if args.history:
-        from holdem.analysis.hand_history import check_replaceable
+        from holdem.analysis.matches.hand_history import check_replaceable
 
         try:
             check_replaceable(args.history)
@@ -195,7 +196,7 @@ def _lbr_settings(texts):
     setting once; error the reason a text is not a setting (None when all are)."""
     if texts is None:
         return None, None
-    from holdem.analysis.lbr import PAPER_SETTINGS, LbrSetting
+    from holdem.analysis.lbr.sampled import PAPER_SETTINGS, LbrSetting
 
     texts = texts or ["abstract:1-4"]
     texts = [t for text in texts for t in (PAPER_SETTINGS if text == "paper" else [text])]
@@ -265,7 +266,7 @@ def _exact(args, path, game):
             print("value: " + " ".join(f"player{p}={v:.9g}"
                                        for p, v in enumerate(found.detail.values)))
     if args.lbr:
-        from holdem.analysis.lbr_small import small_lbr_value
+        from holdem.analysis.lbr.small import small_lbr_value
 
         print(small_lbr_value(game, store).line())
     return 0
@@ -283,7 +284,7 @@ def _measure(metric, store, seed, where):
 def _play(args, bp):
     from holdem.analysis import evaluation
     from holdem.analysis.blueprint import Blueprint
-    from holdem.analysis.headtohead import blueprint_store, head_to_head_hands
+    from holdem.analysis.matches.headtohead import blueprint_store, head_to_head_hands
 
     print(f"checkpoint: {bp.checkpoint.path}")
     print(f"iterations: {bp.metadata['iterations']}")
@@ -384,8 +385,8 @@ def _resolve(args, bp):
 
 def _cross_menu(bp, opponent, args):
     """--vs-checkpoint with another bet menu: the two meet on the real game, each through its
-    own translation (:func:`holdem.analysis.crossmatch.cross_match`)."""
-    from holdem.analysis.crossmatch import cross_match
+    own translation (:func:`holdem.analysis.matches.crossmatch.cross_match`)."""
+    from holdem.analysis.matches.crossmatch import cross_match
     from holdem.config import ConfigError
 
     name = str(opponent.checkpoint.path)
@@ -405,7 +406,7 @@ def _cross_menu(bp, opponent, args):
 
 def _paper_table(measured, bp):
     """Lisý & Bowling 2017's LBR table with this blueprint as the last column (Markdown)."""
-    from holdem.analysis.lbr import PAPER_SETTINGS, PUBLISHED
+    from holdem.analysis.lbr.sampled import PAPER_SETTINGS, PUBLISHED
 
     table = bp.game.rules.table
     mine = f"this blueprint ({table.stack:g} BB)"
@@ -422,7 +423,7 @@ def _paper_table(measured, bp):
 
 
 def _write_history(path, hands, bp):
-    from holdem.analysis.hand_history import chips_comment, write
+    from holdem.analysis.matches.hand_history import chips_comment, write
     from holdem.config import ConfigError
 
     comment = (f"holdem eval_blueprint --checkpoint {bp.checkpoint.path}:",

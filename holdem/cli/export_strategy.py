@@ -6,7 +6,7 @@
 
 CSV is chosen by a ``.csv`` suffix or ``--format csv``, JSON otherwise (``--format`` against a
 ``.json`` or ``.csv`` name is refused). The records, both formats
-and reading an export back (``read_export``) are in :mod:`holdem.analysis.export`.
+and reading an export back (``read_export``) are in :mod:`holdem.analysis.export.records`.
 
 No-Limit exports hold one record per visited infoset (of the ``--street`` streets): a 3-6 player
 export walks the betting histories training visited, printing a progress line on stderr every
@@ -57,7 +57,7 @@ PROGRESS_SECONDS = 5.0
 
 
 def _progress_printer(stream=None):
-    """A ``progress`` for :func:`holdem.analysis.export_multiway.multiway_records`: a line on stderr
+    """A ``progress`` for :func:`holdem.analysis.export.multiway.multiway_records`: a line on stderr
     every :data:`PROGRESS_SECONDS`."""
     state = {"next": PROGRESS_SECONDS}
 
@@ -80,7 +80,7 @@ def main(argv=None):
                      f".{suffix}: name it {Path(args.out).with_suffix('.' + args.format)} "
                      f"or leave out --format")
     from holdem.analysis.blueprint import load_checkpoint_store
-    from holdem.analysis.export import (RecordFilter, iter_export_records,
+    from holdem.analysis.export.records import (RecordFilter, iter_export_records,
                                         planned_strategy_name, write_csv, write_json)
     from holdem.metrics import compile_notice
 

@@ -149,13 +149,13 @@ RANGE_COMPILE_SECONDS = 6
 """CPU seconds that compiling the range kernels takes with a cold numba cache."""
 
 def describe_range(node, iterations, combos=False):
-    """The lines ``--range`` prints for a :class:`holdem.analysis.ranges.NodeRange`: one grid,
+    """The lines ``--range`` prints for a :class:`holdem.analysis.ranges.node.NodeRange`: one grid,
     likeliest combos and range string per player still in the hand."""
     import numpy as np
 
     from holdem.analysis.blueprint import STREETS
-    from holdem.analysis.charts import GRID
-    from holdem.analysis.range_strings import format_range
+    from holdem.analysis.ranges.charts import GRID
+    from holdem.analysis.ranges.strings import format_range
     from holdem.cards import format_card
 
     board = " ".join(map(format_card, node.board)) or "no board"
@@ -202,7 +202,7 @@ def write_range_csv(node, path):
     import csv
     import io
 
-    from holdem.analysis.charts import GRID
+    from holdem.analysis.ranges.charts import GRID
     from holdem.fileio import atomic_open
 
     cells = node.class_cells()

@@ -18,7 +18,7 @@ Commands: ``f`` fold, ``c`` check or call, ``k`` check, ``b N`` / ``r N`` bet or
 (street total; ``r 7bb`` in big blinds), ``a`` all-in, ``?`` legal actions, ``p`` show or hide the
 bot's probabilities, ``q`` quit. Input is read with ``input()``, so a pipe can drive the game;
 end of input quits cleanly. ``--history FILE`` writes every finished hand to FILE in the Poker
-Hand History format (:mod:`holdem.analysis.hand_history`).
+Hand History format (:mod:`holdem.analysis.matches.hand_history`).
 """
 
 import os
@@ -165,9 +165,9 @@ class PlaySession:
     def __init__(self, bp, *, seed, stack, big_blind, show_probs=False, read=input,
                  write=print, history=None, resolve=None, safe=False, time_limit=None,
                  progress_interval=5.0):
-        """``history``: a :class:`holdem.analysis.hand_history.HistoryFile` that every finished
-        hand is added to; ``resolve``: "turn" or "river" for a bot that solves the rest of the
-        hand from that street (:class:`holdem.subgame.resolving.ResolvingBot`), each solve
+        """``history``: a :class:`holdem.analysis.matches.hand_history.HistoryFile` that every
+        finished hand is added to; ``resolve``: "turn" or "river" for a bot that solves the rest of
+        the hand from that street (:class:`holdem.subgame.resolving.ResolvingBot`), each solve
         stopped after ``time_limit`` seconds, its progress shown every ``progress_interval``
         seconds (:class:`SolveProgress`)."""
         from holdem.cards import format_cards
@@ -307,7 +307,7 @@ class PlaySession:
         self.write(f"Result: you {verb} {abs(won)} chips ({self.bb_text(won)}). Running total: "
                    f"{self.bb_text(self.total)} after {self.hands} hand{plural}")
         if self.history is not None:
-            from holdem.analysis.hand_history import hand_from_state
+            from holdem.analysis.matches.hand_history import hand_from_state
 
             n = self.num_players
             players = [f"Bot: blueprint {self.bp.metadata['path']}"] * n
@@ -394,7 +394,7 @@ def main(argv=None):
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 10**9)
     history = None
     if args.history:
-        from holdem.analysis.hand_history import HistoryFile, chips_comment
+        from holdem.analysis.matches.hand_history import HistoryFile, chips_comment
 
         try:
             history = HistoryFile(args.history, (

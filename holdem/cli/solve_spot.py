@@ -221,7 +221,7 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     from holdem.cards import card_tuple, repeated_card
-    from holdem.analysis.charts import ChartError, pyplot
+    from holdem.analysis.ranges.charts import ChartError, pyplot
     from holdem.metrics import compile_notice
 
     try:

@@ -2,12 +2,12 @@
 
 A seat is played by a *policy* (an int the kernels branch on): a blueprint (a regret store's
 average strategy) or one of the baseline bots, ``POLICY_FOLD`` ... ``POLICY_EQUITY`` (what each
-does: :data:`holdem.analysis.headtohead.BASELINES`). A :data:`HandLog` records the first hands
-of a match as they were played (cards, decisions, chips won), for hand histories
-(:mod:`holdem.analysis.hand_history`); it only writes, so a match plays the same with or without
-one. The heads-up matches on an enumerated tree (:mod:`holdem.analysis.play_kernels`) and the
-multi-way ones of the No-Limit kind (:mod:`holdem.games.nlhe.multiway_play_kernels`) both take
-these.
+does: :data:`holdem.analysis.matches.headtohead.BASELINES`). A :data:`HandLog` records the first
+hands of a match as they were played (cards, decisions, chips won), for hand histories
+(:mod:`holdem.analysis.matches.hand_history`); it only writes, so a match plays the same with or
+without one. The heads-up matches on an enumerated tree
+(:mod:`holdem.analysis.matches.play_kernels`) and the multi-way ones of the No-Limit kind
+(:mod:`holdem.games.nlhe.multiway_play_kernels`) both take these.
 """
 
 from collections import namedtuple

@@ -1,8 +1,8 @@
 """Local best response against the re-solving bot, hand by hand in Python.
 
-The LBR of :mod:`holdem.analysis.lbr_kernels` runs in numba over the blueprint's arrays; a bot
+The LBR of :mod:`holdem.analysis.lbr.kernels` runs in numba over the blueprint's arrays; a bot
 that solves subgames as it plays cannot run there. This is the same LBR (Lisý & Bowling 2017,
-the decision rule of :mod:`holdem.analysis.lbr_kernels`) played against any bot that says what
+the decision rule of :mod:`holdem.analysis.lbr.kernels`) played against any bot that says what
 it does with every combo (:meth:`ResolvingBot.policy`), on the real rules engine:
 
 - LBR keeps the bot's range (1,326 weights) by Bayes' rule: each bot action multiplies it by
@@ -34,7 +34,7 @@ import numpy as np
 
 from holdem.analysis.bot import real_table
 from holdem.analysis.intervals import mean_ci
-from holdem.analysis.lbr import combo_equity
+from holdem.analysis.lbr.sampled import combo_equity
 from holdem.cards import COMBOS
 from holdem.evaluator.kernels import rank7_batch_kernel
 from holdem.games.nlhe.records import Action, ActionKind
@@ -48,8 +48,8 @@ BIG_BLIND = 100
 def equity_vector(hole, board):
     """float64[1326]: LBR's share of the pot (ties half) with ``hole`` against each combo over
     every completion of ``board`` (4 or 5 cards); 0 for combos that share a card. The blueprint
-    LBR's exact equity (:func:`holdem.analysis.lbr.combo_equity`), its unknowns zeroed for the
-    belief's sums."""
+    LBR's exact equity (:func:`holdem.analysis.lbr.sampled.combo_equity`), its unknowns zeroed for
+    the belief's sums."""
     return np.nan_to_num(combo_equity(hole, board), nan=0.0)
 
 
@@ -226,8 +226,8 @@ class ResolveLbrResult:
 def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, target=0.5,
                 max_iterations=300, menu=None, threads=1, progress=None, safe=False,
                 per_board=1, processes=1, cache_bytes=CACHE_BYTES):
-    """LBR with ``setting`` (an :class:`holdem.analysis.lbr.LbrSetting` acting from the turn)
-    against ``bp`` re-solving from ``street``, and against ``bp`` alone on the same deals, the
+    """LBR with ``setting`` (an :class:`holdem.analysis.lbr.sampled.LbrSetting` acting from the
+    turn) against ``bp`` re-solving from ``street``, and against ``bp`` alone on the same deals, the
     bot drawing from the same stream (so both play alike until the re-solved street).
 
     ``per_board`` > 1 deals the hands in groups that share a board: the bot meets the same
@@ -236,7 +236,7 @@ def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, targe
     solve takes seconds); the intervals are then computed over the groups' means.
     ``processes`` > 1 plays the groups on that many processes
     (:func:`holdem.subgame.match.play_groups`): the same result, sooner."""
-    from holdem.analysis.lbr import ROUNDS
+    from holdem.analysis.lbr.sampled import ROUNDS
 
     first_round = ROUNDS[setting.rounds]
     if first_round < 2 or setting.actions == "abstract":
@@ -271,7 +271,7 @@ def resolve_lbr(bp, setting, street="river", deals=100, seed=0, stack=100, targe
 def _lbr_deals(spec, indices, cache):
     """The deals ``indices`` of :func:`resolve_lbr`: per deal (LBR's mbb/hand against the bot,
     against its blueprint alone), the solves made and the solutions read from ``cache``."""
-    from holdem.analysis.lbr import ROUNDS, LbrSetting
+    from holdem.analysis.lbr.sampled import ROUNDS, LbrSetting
 
     bp, setting = spec["bp"], LbrSetting.parse(spec["setting"])
     first_round = ROUNDS[setting.rounds]

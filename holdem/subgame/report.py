@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from holdem.analysis.charts import (ALLIN_COLOR, CALL_COLOR, FOLD_COLOR, GRID, RAISE_COLORS,
+from holdem.analysis.ranges.charts import (ALLIN_COLOR, CALL_COLOR, FOLD_COLOR, GRID, RAISE_COLORS,
                                     pyplot)
-from holdem.analysis.range_strings import CLASS_ORDER
+from holdem.analysis.ranges.strings import CLASS_ORDER
 from holdem.cards import RANK_CHARS, card_tuple, format_card, format_cards
 from holdem.fileio import atomic_open
 from holdem.subgame.solver import COMBOS, combo_names
@@ -134,8 +134,8 @@ def action_names(tree, node):
 
 
 def action_colors(labels):
-    """One colour per subgame label, as :func:`holdem.analysis.charts.action_colors` colours a
-    blueprint's: fold blue, check/call green, bets and raises orange to red by size, all-in
+    """One colour per subgame label, as :func:`holdem.analysis.ranges.charts.action_colors` colours
+    a blueprint's: fold blue, check/call green, bets and raises orange to red by size, all-in
     purple."""
     sized = [a for a in labels if a[0] in "br"]
     return {a: {"f": FOLD_COLOR, "x": CALL_COLOR, "c": CALL_COLOR, "a": ALLIN_COLOR}.get(a)
@@ -183,7 +183,7 @@ class NodeReport:
 
     def by_class(self):
         """{class: {"combos", "strategy", "ev", "equity"}} for the classes in the range, in
-        :data:`holdem.analysis.range_strings.CLASS_ORDER` (pairs, suited, offsuit)."""
+        :data:`holdem.analysis.ranges.strings.CLASS_ORDER` (pairs, suited, offsuit)."""
         classes = np.array(self.classes())
         out = {}
         for name in CLASS_ORDER:
@@ -205,7 +205,7 @@ class NodeReport:
                 "equity": float(self._mean(self.weight, self.equity))}
 
     def grid(self):
-        """Per cell of the 13 x 13 grid (:data:`holdem.analysis.charts.GRID`): ``combos``
+        """Per cell of the 13 x 13 grid (:data:`holdem.analysis.ranges.charts.GRID`): ``combos``
         float64[13, 13] (0 out of the range), ``strategy`` [13, 13, num_actions], ``ev`` and
         ``equity`` [13, 13] (NaN out of the range)."""
         combos = np.zeros((13, 13))
@@ -446,7 +446,7 @@ def to_html(report, title=None):
 # -- PNG --------------------------------------------------------------------------------------
 def save_png(report, path, title=None):
     """Draw the grid (stacked bars per class, EV in the corner) to ``path``; needs matplotlib
-    (:func:`holdem.analysis.charts.pyplot` raises ChartError without it)."""
+    (:func:`holdem.analysis.ranges.charts.pyplot` raises ChartError without it)."""
     plt = pyplot()
     from matplotlib.patches import Patch, Rectangle
 

@@ -14,7 +14,7 @@ best response of each player over every combo, separate code from the regrets --
 ``target`` % of the pot, or ``max_iterations``.
 
 Player 0 is out of position (first to act on every street). Values are in the spot's chips.
-A range is a range string (:mod:`holdem.analysis.range_strings`), a {combo: weight} or
+A range is a range string (:mod:`holdem.analysis.ranges.strings`), a {combo: weight} or
 {class: weight} dict as ``parse_range`` returns, or 1,326 weights in :data:`COMBOS` order;
 combos that touch the board are dropped.
 """
@@ -42,8 +42,8 @@ def combo_index(a, b):
 
 def range_weights(value, what="range"):
     """float64[1326] weights from a range string, a ``parse_range`` dict or 1,326 numbers."""
-    from holdem.analysis.charts import combos as class_combos
-    from holdem.analysis.range_strings import parse_range
+    from holdem.analysis.ranges.charts import combos as class_combos
+    from holdem.analysis.ranges.strings import parse_range
 
     if isinstance(value, str):
         value = parse_range(value, combos=True)

@@ -1,5 +1,5 @@
 """A slow, plain local best response (LBR) for the small games: the oracle for
-:mod:`holdem.analysis.lbr_small`.
+:mod:`holdem.analysis.lbr.small`.
 
 It shares only the betting tree (``kind``, ``player``, ``street``, ``child_start``,
 ``num_actions``, ``action``, ``history``, ``contrib``) and the deals and payoffs of
@@ -13,7 +13,7 @@ physical cards) is played on its own, LBR in ``seat``:
 - equity against a card is LBR's pot share over every board card still unseen, from
   ``(pairs the board, rank)`` tuples;
 - the action values are the formulas of the LBR paper as the No-Limit kernels write them
-  (:mod:`holdem.analysis.lbr_kernels`), spelled out per action below.
+  (:mod:`holdem.analysis.lbr.kernels`), spelled out per action below.
 
 ``lbr_value`` also returns the decisions it made, keyed by infoset key, so a test can check that
 LBR is a pure strategy of the game and value it with the exact evaluator.

@@ -10,8 +10,8 @@ through the game's :data:`holdem.games.interface.ROTATIONS` capability
 
 Beside each hand's chips the kernel sums an AIVAT-style correction (Burch et al. 2018) for A's
 seat, of mean zero, which the caller adds with the variance-minimising coefficient
-(:func:`holdem.analysis.headtohead.play_match`). Its value function is the *check-down value*
-``V``: A's expected chips if every player still in checked to showdown from here, over the
+(:func:`holdem.analysis.matches.headtohead.play_match`). Its value function is the *check-down
+value* ``V``: A's expected chips if every player still in checked to showdown from here, over the
 board cards not yet dealt (every river; every turn-river pair is too slow here, so before the
 turn ``samples`` random completions drawn from a random stream of their own, which changes
 nothing else in the match). The correction adds, where cards come (the flop, turn and river
@@ -136,7 +136,7 @@ def _chance_term(g, row, before, seat, hole, board, samples, state, scratch):
 
 @njit
 def _bot_action(kind, g, row, akind, ato, na, bucket, num_buckets, state):
-    """A baseline bot's action index (see :data:`holdem.analysis.headtohead.BASELINES`)."""
+    """A baseline bot's action index (see :data:`holdem.analysis.matches.headtohead.BASELINES`)."""
     fold = 0 if akind[0] == mk.ACT_FOLD else -1
     call = fold + 1
     pot_raise = -1                         # the raise closest to a pot-size raise

@@ -5,7 +5,7 @@ LBR (Lisý & Bowling 2017) plays the real game against the blueprint's average s
 plays its abstract tree through the same action translation as :mod:`holdem.cli.play`'s bot.
 It tracks the blueprint's range over the 1,326 hole-card combos by Bayes' rule and at each of
 its own decisions takes the action of its *action set* with the highest value under
-"check/call to showdown after this action" (the kernels in :mod:`holdem.analysis.lbr_kernels`
+"check/call to showdown after this action" (the kernels in :mod:`holdem.analysis.lbr.kernels`
 hold the formulas). Its mean winnings are a lower bound on how much a best response wins, i.e.
 on the exploitability.
 
@@ -18,7 +18,7 @@ Deals are played twice with the seats swapped (duplicate pairs); the pair's mean
 and the result is reported in mbb/hand (thousandths of a big blind) with a 95% CI.
 
     from holdem import Blueprint
-    from holdem.analysis.lbr import local_best_response
+    from holdem.analysis.lbr.sampled import local_best_response
     result = local_best_response(Blueprint.load("runs/x"), hands=100_000, seed=0,
                                  setting="fcpa:3-4")
     print(result.line())
@@ -33,8 +33,8 @@ import numpy as np
 
 from holdem import rng
 from holdem.abstraction.deal_kernels import RUNTIME_WORK
-from holdem.analysis import lbr_kernels as lk
-from holdem.analysis.headtohead import blueprint_store, bot_tables
+from holdem.analysis.lbr import kernels as lk
+from holdem.analysis.matches.headtohead import blueprint_store, bot_tables
 from holdem.analysis.intervals import mean_ci
 from holdem.cards import COMBOS, card_tuple, describe_cards, repeated_card
 from holdem.games import LINES
@@ -89,7 +89,7 @@ per-bucket strategy rows read, equity vectors computed per street, LBR's decisio
 street, its checks and calls on the streets before its rounds, its actions the bot read as one
 of two abstract sizes, the hands in which the bot left its tree, the most abstract nodes
 LBR's belief held at once (its maximum, not a sum), and the checks of LBR's model of the bot
-(:func:`lbr_kernels.audit_belief`): LBR decisions checked, belief branches at a node the bot
+(:func:`kernels.audit_belief`): LBR decisions checked, belief branches at a node the bot
 cannot be at, decisions whose belief missed the bot's node and cards, beliefs that lost every
 combo (and fell back to a uniform range), readings dropped for want of room. The last four are
 0 when LBR's belief is the bot's posterior."""
@@ -235,7 +235,7 @@ COMBO_MASK.setflags(write=False)
 
 def make_spec(game, preflop_samples=DEFAULT_PREFLOP_SAMPLES, allin_samples=DEFAULT_ALLIN_SAMPLES,
               bucket_samples=0, setting=None, first_round=None):
-    """The kernels' per-game constants (:data:`lbr_kernels.LbrSpec`) for ``setting`` (an
+    """The kernels' per-game constants (:data:`kernels.LbrSpec`) for ``setting`` (an
     :class:`LbrSetting` or its text; default the abstract action set on every round);
     ``first_round`` overrides the setting's first street (4: LBR never chooses, a calling
     station); ``game`` None gives a spec for the equity kernels only."""
@@ -297,7 +297,7 @@ def raise_fractions(game):
 
 
 def make_work(game=None):
-    """Scratch arrays of the kernels (:data:`lbr_kernels.LbrWork`); one per thread."""
+    """Scratch arrays of the kernels (:data:`kernels.LbrWork`); one per thread."""
     buckets = 1 if game is None else int(game.bucket_stride)
     actions = 1 if game is None else int(game.max_actions)
     n = lk.NUM_COMBOS
@@ -437,7 +437,7 @@ def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,
 
     ``bucket_samples`` > 0 gives the *bucket-only* LBR: after the flop it decides with the
     mean equity of that many hands drawn from its own bucket on the board (see
-    :func:`lbr_kernels.decision_equity`), so it knows no more about its cards than the
+    :func:`kernels.decision_equity`), so it knows no more about its cards than the
     blueprint's abstraction does. Next to the exact LBR over the checkpoints of one run it
     tells an abstraction's over-fitting (the exact figure rises while this one falls) from a
     strategy that gets worse in its own abstraction. About ``bucket_samples`` times slower
@@ -472,7 +472,7 @@ def combo_equity(hole, board, preflop_samples=DEFAULT_PREFLOP_SAMPLES, seed=0):
 def live_combos(work, street):
     """The combos disjoint from LBR's cards and the board of ``street`` (``work.cards``) into
     ``work.live`` and ``work.num_live``, without buckets: for callers of
-    :func:`lbr_kernels.street_equity` alone."""
+    :func:`kernels.street_equity` alone."""
     dead = np.zeros(52, dtype=bool)
     shown = 0 if street == 0 else street + 2
     dead[work.cards[:2]] = True

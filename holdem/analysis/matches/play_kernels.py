@@ -18,13 +18,13 @@ Two variance reductions, both unbiased:
   (:func:`lookahead2_value`: two decisions of the known strategies, then checked down). Given
   the deal and the line so far the chosen action is drawn from ``sigma``, so the sum has mean
   zero; the caller adds it with the coefficient that minimises the variance
-  (:func:`holdem.analysis.headtohead.play_match`). A bot that never mixes adds nothing.
+  (:func:`holdem.analysis.matches.headtohead.play_match`). A bot that never mixes adds nothing.
 
 A :data:`holdem.games.match_kernels.HandLog` records the first hands of a match as they were
-played (cards, decisions, chips won), for hand histories (:mod:`holdem.analysis.hand_history`);
-it only writes, so a match plays the same with or without one. The policy ids and the hand log
-(shared with the games' own match kernels) and the average strategy
-(:mod:`holdem.store.strategy_kernels`) are importable from here too.
+played (cards, decisions, chips won), for hand histories
+(:mod:`holdem.analysis.matches.hand_history`); it only writes, so a match plays the same with or
+without one. The policy ids and the hand log (shared with the games' own match kernels) and the
+average strategy (:mod:`holdem.store.strategy_kernels`) are importable from here too.
 """
 
 from collections import namedtuple

@@ -1,6 +1,6 @@
 """The multi-way (3-6 player) part of a strategy export: the visited infosets of a store whose
 keys hash the betting history, found by walking only the histories training visited
-(:func:`iter_multiway_records`); :mod:`holdem.analysis.export` writes them."""
+(:func:`iter_multiway_records`); :mod:`holdem.analysis.export.records` writes them."""
 
 import time
 import warnings
@@ -11,7 +11,8 @@ import numpy as np
 from holdem.config import ConfigError
 
 RECORD_CHUNK = 1 << 15
-"""Records an export yields at most at a time (here and in :mod:`holdem.analysis.export`)."""
+"""Records an export yields at most at a time (here and in
+:mod:`holdem.analysis.export.records`)."""
 
 
 WALK_CHUNK = 1 << 14

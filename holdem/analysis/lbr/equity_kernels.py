@@ -17,7 +17,7 @@ vector additions instead of one evaluation per combo.
 
 ``allin_equity`` is the same for one opposing hand (``work.cards[2:4]``), for hands that reach
 showdown before the river. The scratch arrays are fields of a namedtuple ``work`` (see
-:data:`holdem.analysis.lbr_kernels.LbrWork` for their shapes); kernels never allocate.
+:data:`holdem.analysis.lbr.kernels.LbrWork` for their shapes); kernels never allocate.
 Combos are numbered in ascending lexicographic order of their two cards (:func:`combo_of`).
 """
 

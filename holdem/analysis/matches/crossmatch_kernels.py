@@ -1,8 +1,8 @@
 """Kernels of a heads-up match on the real game between two blueprints whose action
-abstractions differ (:mod:`holdem.analysis.crossmatch`).
+abstractions differ (:mod:`holdem.analysis.matches.crossmatch`).
 
 Each blueprint plays as the bot of ``play`` does and as LBR models it
-(:mod:`holdem.analysis.lbr_hand_kernels`): it keeps its own abstract node, reads every real
+(:mod:`holdem.analysis.lbr.hand_kernels`): it keeps its own abstract node, reads every real
 action there on the real pot (:func:`translate_action`; a size between two of its sizes is
 either, drawn with the pseudo-harmonic odds; its own sizes are read exactly), samples its
 average strategy at that node with its bucket of its cards, and bets its abstract pot fraction
@@ -21,17 +21,17 @@ import numpy as np
 from holdem import rng
 from holdem._jit import njit
 from holdem.abstraction.deal_kernels import river_prepare_kernel
-from holdem.analysis.lbr_belief_kernels import hand_bucket
-from holdem.analysis.lbr_hand_kernels import (R_CONTRIB, R_FOLDER, R_OVER, R_PLAYER, R_STREET,
+from holdem.analysis.lbr.belief_kernels import hand_bucket
+from holdem.analysis.lbr.hand_kernels import (R_CONTRIB, R_FOLDER, R_OVER, R_PLAYER, R_STREET,
                                               bot_real_action, deal_nine, on_tree, real_apply,
                                               real_max_to, real_start, translate_action)
-from holdem.analysis.play_kernels import sample_average
+from holdem.analysis.matches.play_kernels import sample_average
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
 from holdem.games.tree import ActionCode
 
 CrossBot = namedtuple("CrossBot", [
     "tree",         # the blueprint's abstract tree (TreeArrays)
-    "spec",         # its LbrSpec (holdem.analysis.lbr.make_spec): translation and real rules
+    "spec",         # its LbrSpec (lbr.sampled.make_spec): translation and real rules
     "store",        # its StoreArrays
     "tables",       # its DealTables (buckets)
     "bucket_work",  # int64[RUNTIME_WORK]: river bucket scratch

@@ -5,7 +5,7 @@ A range string is a comma-separated list of hands, each with an optional weight:
     AA,KK:0.5,AKs,AQo:0.25,AsKh:0.75
 
 A hand is a class (``AA``, ``AKs`` suited, ``AKo`` offsuit: the 169 classes of
-:mod:`holdem.analysis.charts`) or a combo (``AsKh``: two cards as :mod:`holdem.cards` writes
+:mod:`holdem.analysis.ranges.charts`) or a combo (``AsKh``: two cards as :mod:`holdem.cards` writes
 them, ranks ``23456789TJQKA``, suits ``cdhs``). A weight is a number in [0, 1]; an omitted weight
 is 1 and a hand that is not written has weight 0. A class's weight is the weight of each of its
 combos, so ``AKs:0.5`` and ``AsKs:0.5,AhKh:0.5,AdKd:0.5,AcKc:0.5`` are the same range.
@@ -34,8 +34,8 @@ naming the entry and its position in the text.
 import math
 import re
 
-from holdem.analysis.charts import combos as class_combos
-from holdem.analysis.charts import class_name
+from holdem.analysis.ranges.charts import combos as class_combos
+from holdem.analysis.ranges.charts import class_name
 from holdem.cards import RANK_CHARS, card_tuple, format_card
 
 DIGITS = 4          # decimals of a written weight: steps of 0.01 %

@@ -1,16 +1,16 @@
 """Head-to-head on the real game between two heads-up blueprints with different action
 abstractions (bet menus), each playing through its own translation.
 
-:func:`holdem.analysis.headtohead.head_to_head` plays two blueprints on one abstract tree, so
-it needs the same menu. Comparing menus -- which is how a menu is chosen (issue 52: is a tree
+:func:`holdem.analysis.matches.headtohead.head_to_head` plays two blueprints on one abstract tree,
+so it needs the same menu. Comparing menus -- which is how a menu is chosen (issue 52: is a tree
 that holds more ordinary sizes worth its larger size at equal training time?) -- needs them to
 meet where players meet: the real game, integer chips, every size read on the real pot by each
-bot as ``play``'s bot reads it (:mod:`holdem.analysis.crossmatch_kernels`). Duplicate deals;
+bot as ``play``'s bot reads it (:mod:`holdem.analysis.matches.crossmatch_kernels`). Duplicate deals;
 the result is blueprint A's mean winnings in mbb/hand with a 95% interval (normal, over deals).
 No control variate: intervals are wider than ``head_to_head``'s for the same hands.
 
     from holdem import Blueprint
-    from holdem.analysis.crossmatch import cross_match
+    from holdem.analysis.matches.crossmatch import cross_match
     print(cross_match(Blueprint.load("runs/a"), Blueprint.load("runs/b"), hands=2_000_000).line())
 """
 
@@ -20,11 +20,11 @@ import numpy as np
 
 from holdem import rng
 from holdem.abstraction.deal_kernels import RUNTIME_WORK
-from holdem.analysis import crossmatch_kernels as ck
-from holdem.analysis import lbr
-from holdem.analysis.headtohead import MatchResult, blueprint_store
+from holdem.analysis.matches import crossmatch_kernels as ck
+from holdem.analysis.lbr import sampled as lbr
+from holdem.analysis.matches.headtohead import MatchResult, blueprint_store
 from holdem.analysis.intervals import mean_ci
-from holdem.analysis.lbr_hand_kernels import NUM_REAL
+from holdem.analysis.lbr.hand_kernels import NUM_REAL
 from holdem.games import LINES
 
 

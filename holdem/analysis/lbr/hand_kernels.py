@@ -1,6 +1,6 @@
 """The real hand of an LBR match, and how the blueprint's bot reads it on its abstract tree.
 
-LBR (:mod:`holdem.analysis.lbr_kernels`) plays the real heads-up game: integer chips, no cap on
+LBR (:mod:`holdem.analysis.lbr.kernels`) plays the real heads-up game: integer chips, no cap on
 raises. ``real`` (int64[NUM_REAL], the ``R_*`` fields below) is that hand's state and
 :func:`real_apply` plays an action on it. An action is a :class:`holdem.games.tree.ActionCode`
 (fold, check or call, bet or raise) and, for a raise, the street commitment it raises to.
@@ -10,7 +10,7 @@ is its reading of a real action at an abstract node (``translate_line``: on the 
 off-tree size between two abstract sizes is either, with the pseudo-harmonic probability),
 :func:`bot_real_action` the real action for one of its abstract actions (its pot fraction of
 the real pot), and :func:`on_tree` whether an abstract node still matches the real hand. ``spec`` is
-:data:`holdem.analysis.lbr_kernels.LbrSpec`.
+:data:`holdem.analysis.lbr.kernels.LbrSpec`.
 """
 
 import numpy as np

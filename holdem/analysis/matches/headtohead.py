@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from holdem import rng
-from holdem.analysis import play_kernels as pk
+from holdem.analysis.matches import play_kernels as pk
 from holdem.analysis.intervals import mean_ci
 from holdem.games import CARDS, LINES, ROTATIONS
 from holdem.games.tree import NodeKind
@@ -117,9 +117,9 @@ def head_to_head(blueprint, opponent, hands=100_000, seed=0):
 
 def head_to_head_hands(blueprint, opponent, hands=100, seed=0, first_number=1):
     """The first ``hands`` hands of :func:`head_to_head`'s match with the same ``seed`` and
-    any number of hands, as :class:`holdem.analysis.hand_history.PlayedHand` records (chips of
-    the blueprint's game), numbered from ``first_number``."""
-    from holdem.analysis.hand_history import hands_from_log
+    any number of hands, as :class:`holdem.analysis.matches.hand_history.PlayedHand` records (chips
+    of the blueprint's game), numbered from ``first_number``."""
+    from holdem.analysis.matches.hand_history import hands_from_log
 
     store_b, cards_b = _opponent(blueprint, opponent)
     log, _ = match_log(blueprint.game, blueprint_store(blueprint).arrays, opponent, store_b,

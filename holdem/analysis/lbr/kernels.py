@@ -35,10 +35,10 @@ branch's weights by the probability that its node produces that real action. Bra
 same node merge; past ``MAX_BRANCHES`` the lighter reading is dropped (LBR's belief is then
 approximate, which keeps LBR a legal strategy and its result a lower bound).
 
-The real hand and the bot's reading of it live in :mod:`holdem.analysis.lbr_hand_kernels`,
+The real hand and the bot's reading of it live in :mod:`holdem.analysis.lbr.hand_kernels`,
 LBR's belief (its branches, their Bayes updates, the live combos and buckets of each street) in
-:mod:`holdem.analysis.lbr_belief_kernels`; this module holds LBR's decision and the played
-hands. Equity (:mod:`holdem.analysis.equity_kernels`) depends only on LBR's cards and the board,
+:mod:`holdem.analysis.lbr.belief_kernels`; this module holds LBR's decision and the played
+hands. Equity (:mod:`holdem.analysis.lbr.equity_kernels`) depends only on LBR's cards and the board,
 so it is computed once per deal and street, when LBR first chooses there.
 
 A hand that reaches showdown before the river (all-in) scores its expectation over the unseen
@@ -56,27 +56,27 @@ import numpy as np
 
 from holdem import rng
 from holdem._jit import njit, njit_inline
-from holdem.analysis.equity_kernels import (NUM_CODES, NUM_COMBOS, STAT_BOARDS,  # noqa: F401
+from holdem.analysis.lbr.equity_kernels import (NUM_CODES, NUM_COMBOS, STAT_BOARDS,  # noqa: F401
                                             STAT_STREETS, allin_equity, combo_of,
                                             street_equity)
-from holdem.analysis.lbr_belief_kernels import (MAX_BRANCHES,  # noqa: F401
+from holdem.analysis.lbr.belief_kernels import (MAX_BRANCHES,  # noqa: F401
                                                 STAT_DROPPED, STAT_EMPTY,
                                                 STAT_MAX_BRANCHES, branch_weight,
                                                 bucket_strategies, decision_equity, lbr_moves,
                                                 normalize_range, prepare_street, update_range)
-from holdem.analysis.lbr_hand_kernels import (NUM_REAL, R_BET, R_COMMIT,  # noqa: F401
+from holdem.analysis.lbr.hand_kernels import (NUM_REAL, R_BET, R_COMMIT,  # noqa: F401
                                               R_CONTRIB, R_FOLDER, R_OVER, R_PLAYER, R_STREET,
                                               bot_real_action, deal_nine, on_tree, real_apply,
                                               real_max_to, real_min_to, real_start,
                                               real_to_call, translate_action)
-from holdem.analysis.play_kernels import sample_average
+from holdem.analysis.matches.play_kernels import sample_average
 from holdem.evaluator.kernels import CARD_BITS, rank_key_kernel
 from holdem.games.tree import ActionCode
 from holdem.games.tree_kernels import DECISION
 
 # stats[] counters (for tools/bench_lbr.py and the tests); STAT_BOARDS (2) and STAT_STREETS
 # (4 + street) count in equity_kernels, STAT_UPDATES (1), STAT_LOOKUPS (3) and
-# STAT_MAX_BRANCHES (19) in lbr_belief_kernels
+# STAT_MAX_BRANCHES (19) in belief_kernels
 STAT_DECISIONS = 0              # LBR's chosen actions (on the streets it acts on)
 STAT_FOLDS = 8                  # LBR's chosen actions by kind: fold, check/call, raise
 STAT_CALLS = 9
@@ -89,7 +89,7 @@ STAT_OFF_TREE = 18              # hands in which the bot left its abstract tree
 STAT_BELIEF_CHECKS = 20         # LBR decisions at which its belief was checked against the bot
 STAT_BAD_BRANCHES = 21          # belief branches at a decision the bot cannot be at
 STAT_TRUE_MISSING = 22          # decisions whose belief lacked the bot's node and cards
-NUM_STATS = 25                  # (23, 24: STAT_EMPTY, STAT_DROPPED in lbr_belief_kernels)
+NUM_STATS = 25                  # (23, 24: STAT_EMPTY, STAT_DROPPED in belief_kernels)
 
 # audit[] sums: LBR's bets and raises against the bot's answers, for the fold calibration
 AUD_BETS = 0                    # LBR bets and raises the bot answered
@@ -121,7 +121,8 @@ LbrSpec = namedtuple("LbrSpec", [
     "abstract",         # int: 1 = LBR bets the blueprint tree's sizes
     "first_round",      # int: LBR chooses from this street on; before it checks or calls
 ])
-"""Per-game constants of the LBR kernels (built by :func:`holdem.analysis.lbr.make_spec`)."""
+"""Per-game constants of the LBR kernels (built by
+:func:`holdem.analysis.lbr.sampled.make_spec`)."""
 
 LbrWork = namedtuple("LbrWork", [
     "cards",        # int64[9]: LBR's hole (0, 1), the blueprint's (2, 3), the board (4..8)
@@ -167,7 +168,7 @@ LbrWork = namedtuple("LbrWork", [
     "cand_fold",    # float64[max candidates]: the bot's fold probability after each raise
     "audit",        # float64[NUM_AUDIT]: the fold calibration sums (AUD_*)
 ])
-"""Scratch of the LBR kernels (built by :func:`holdem.analysis.lbr.make_work`)."""
+"""Scratch of the LBR kernels (built by :func:`holdem.analysis.lbr.sampled.make_work`)."""
 
 
 # --------------------------------------------------------------------------------------------

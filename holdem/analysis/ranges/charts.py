@@ -14,7 +14,7 @@ cards of that class. Preflop buckets are the 169 classes (or groups of them), so
 representative gives the same answer; :func:`range_chart` checks that with a second
 representative. After the flop the combos of a class fall in different buckets: a cell holds the
 mix of its live combos weighted by how often the player to act holds each at the node
-(:class:`holdem.analysis.ranges.NodeRange`), and a class the player never gets there with (or
+(:class:`holdem.analysis.ranges.node.NodeRange`), and a class the player never gets there with (or
 whose combos are all on the board) is out of the range. Every chart also has the player's reach
 per class: the share of the class it plays the line with, which shades each cell (a cell is
 filled to the height of its reach in HTML and PNG; in colour in the terminal, its colours fade

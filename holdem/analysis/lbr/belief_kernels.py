@@ -1,7 +1,7 @@
 """LBR's belief about the blueprint's cards: its range as weighted branches of the abstract
 tree, the Bayes update after each real action, and what LBR knows on each street.
 
-LBR (:mod:`holdem.analysis.lbr_kernels`) never sees the blueprint's cards. It keeps the
+LBR (:mod:`holdem.analysis.lbr.kernels`) never sees the blueprint's cards. It keeps the
 blueprint's *range*, a weight per hole-card combo, split into *branches*: an abstract node of
 the blueprint's tree with its weights (their sum over branches is the range). The bot reads an
 off-tree size as one of two abstract sizes with a draw LBR does not see, so LBR's belief holds
@@ -11,8 +11,8 @@ merge; past ``MAX_BRANCHES`` the lighter reading is dropped.
 
 Per street, once per deal: the live combos (disjoint from LBR's cards and the visible board)
 and their buckets (:func:`prepare_street`), and the equity LBR decides with
-(:func:`decision_equity`: exact, from :mod:`holdem.analysis.equity_kernels`, or the mean over
-hands of LBR's own bucket). The scratch is :data:`holdem.analysis.lbr_kernels.LbrWork`.
+(:func:`decision_equity`: exact, from :mod:`holdem.analysis.lbr.equity_kernels`, or the mean over
+hands of LBR's own bucket). The scratch is :data:`holdem.analysis.lbr.kernels.LbrWork`.
 """
 
 import numpy as np
@@ -21,16 +21,16 @@ from holdem import rng
 from holdem._jit import njit, njit_inline
 from holdem.abstraction.deal_kernels import (hand_index_kernel, river_prepare_kernel,
                                              river_score_from_work)
-from holdem.analysis.equity_kernels import NUM_COMBOS, combo_of, compute_equity, street_equity
-from holdem.analysis.lbr_hand_kernels import (R_STREET, bot_real_action, on_tree, real_max_to,
+from holdem.analysis.lbr.equity_kernels import NUM_COMBOS, combo_of, compute_equity, street_equity
+from holdem.analysis.lbr.hand_kernels import (R_STREET, bot_real_action, on_tree, real_max_to,
                                               translate_action)
-from holdem.analysis.play_kernels import average_strategy
+from holdem.analysis.matches.play_kernels import average_strategy
 from holdem.evaluator.kernels import CARD_BITS
 from holdem.games.tree import ActionCode
 
 MAX_BRANCHES = 16               # abstract nodes LBR's belief keeps at once (module docstring)
 
-# work.stats[] counters of this module (:mod:`holdem.analysis.lbr_kernels` lists them all)
+# work.stats[] counters of this module (:mod:`holdem.analysis.lbr.kernels` lists them all)
 STAT_UPDATES = 1                # Bayes updates of the range (blueprint actions)
 STAT_LOOKUPS = 3                # per-bucket strategy rows read from the store
 STAT_MAX_BRANCHES = 19          # the most branches LBR's belief held at once

@@ -13,7 +13,7 @@ f, c, r), ``strategy`` (probabilities in that order) and ``visited``. No-Limit H
 amounts in big blinds after ``r``), ``bucket``, preflop ``hand`` (the bucket's hand class, e.g.
 ``AKs``; space-separated classes when the bucket file groups several), ``actions`` (``f``,
 ``c``, ``r2.5b``, ``r0.5p``, ``a``) and ``strategy``; for 3-6 players they are found by walking
-only the betting histories training visited (:mod:`holdem.analysis.export_multiway`). The JSON's
+only the betting histories training visited (:mod:`holdem.analysis.export.multiway`). The JSON's
 ``strategy`` says which strategy the records hold: the average, and on streets past
 ``solver.average_max_street`` (training kept no average there) the current strategy.
 
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from holdem.analysis.export_multiway import RECORD_CHUNK, iter_multiway_records
+from holdem.analysis.export.multiway import RECORD_CHUNK, iter_multiway_records
 from holdem.config import ConfigError
 from holdem.games import EXACT, LINES
 from holdem.games.small import RANK_LETTERS
@@ -88,7 +88,7 @@ def iter_export_records(game, store, checkpoint, streets=None, progress=None):
 
 def walk_gap(game, checkpoint):
     """How many decision nodes in a row without a key a multi-way export walks through
-    (:func:`holdem.analysis.export_multiway.multiway_records`): none for a run trained in one
+    (:func:`holdem.analysis.export.multiway.multiway_records`): none for a run trained in one
     process (``train.num_workers`` 1: every node it visited has a key), else the number of
     players."""
     workers = checkpoint.header["config"].get("train", {}).get("num_workers", 1)

@@ -1,7 +1,7 @@
 """Local best response (LBR) on the small limit games (Kuhn, Leduc), valued exactly.
 
 LBR (Lisý & Bowling 2017, Algorithm 1) with the formulas of the No-Limit version
-(:mod:`holdem.analysis.lbr_kernels`, module docstring and ``lbr_action``): LBR sees its own card
+(:mod:`holdem.analysis.lbr.kernels`, module docstring and ``lbr_action``): LBR sees its own card
 and the board, keeps the opponent's *range* (a distribution over the opponent's private card,
 here the physical cards of the deck) and, at each of its decisions, takes the action with the
 highest value u in chips relative to the start of the hand:
@@ -31,12 +31,12 @@ cards LBR cannot see), so the walk is the LBR of the NL kernels, played on every
 When ``sum(weight)`` is 0 the node is never reached and the (uniform) prior stands in.
 
 ``sigma`` is the opponent's average strategy as the play kernels read it
-(:func:`holdem.analysis.play_kernels.average_strategy`): normalized strategy sums, else regret
-matching on the regrets, else uniform. :func:`holdem.analysis.strategy.average_profile` (used by
-exact exploitability) differs only on stored rows whose strategy sums are all zero (uniform
+(:func:`holdem.analysis.matches.play_kernels.average_strategy`): normalized strategy sums, else
+regret matching on the regrets, else uniform. :func:`holdem.analysis.strategy.average_profile` (used
+by exact exploitability) differs only on stored rows whose strategy sums are all zero (uniform
 there, not regret matching); compare LBR with a best response to :func:`blueprint_profile`.
 
-    from holdem.analysis.lbr_small import small_lbr_value
+    from holdem.analysis.lbr.small import small_lbr_value
     result = small_lbr_value(game, solver.store)        # result.value: chips per game
 """
 

@@ -20,9 +20,9 @@ still in the hand, and card removal is taken between each seat and each opponent
 Strategies are the average strategy where training kept one and the current strategy on the
 streets past ``solver.average_max_street``; ``strategy_name`` says which.
 
-Per hand class (the 13 x 13 grid of :mod:`holdem.analysis.charts`) :meth:`NodeRange.by_class`
+Per hand class (the 13 x 13 grid of :mod:`holdem.analysis.ranges.charts`) :meth:`NodeRange.by_class`
 sums weights, averages own reach over the class's live combos and weights the mix by the combos'
-weights. The numbers come from :mod:`holdem.analysis.range_kernels` over the blueprint's arrays.
+weights. The numbers come from :mod:`holdem.analysis.ranges.kernels` over the blueprint's arrays.
 """
 
 from dataclasses import dataclass
@@ -30,7 +30,7 @@ from itertools import combinations
 
 import numpy as np
 
-from holdem.analysis import range_kernels as rk
+from holdem.analysis.ranges import kernels as rk
 from holdem.cards import NUM_SUITS, format_card
 from holdem.games import CARDS, LINES
 
@@ -95,7 +95,7 @@ class NodeRange:
     def range_weights(self, player, combos=False):
         """Own reach as range-string weights: {class name: mean over live combos} or, with
         ``combos``, {(card, card): reach} (higher card first)."""
-        from holdem.analysis.charts import GRID
+        from holdem.analysis.ranges.charts import GRID
 
         if combos:
             return {(int(b), int(a)): float(r)
