@@ -34,9 +34,8 @@ import numpy as np
 
 from holdem.analysis.bot import real_table
 from holdem.analysis.intervals import mean_ci
-from holdem.analysis.lbr.sampled import combo_equity
+from holdem.analysis.lbr.sampled import allin_share, combo_equity
 from holdem.cards import COMBOS
-from holdem.evaluator.kernels import rank7_batch_kernel
 from holdem.games.nlhe.records import Action, ActionKind
 from holdem.games.nlhe.rules import HandState
 from holdem.subgame.match import deals_of, group_means, play_groups
@@ -56,25 +55,9 @@ def equity_vector(hole, board):
 def all_in_value(holes, board, lbr, matched):
     """LBR's expected chips when both hands are all-in for ``matched`` chips each (or one is,
     the rest returned) with ``board`` (3 or 4 cards) to complete: ``matched`` x (2 x its share
-    of the pot over every completion - 1)."""
-    dead = set(board) | set(holes[0]) | set(holes[1])
-    live = [c for c in range(52) if c not in dead]
-    need = 5 - len(board)
-    if need == 1:
-        runouts = np.array(live, dtype=np.int64)[:, None]
-    else:
-        i, j = np.triu_indices(len(live), 1)
-        runouts = np.stack([np.array(live)[i], np.array(live)[j]], axis=1).astype(np.int64)
-    rows = np.empty((2, len(runouts), 7), dtype=np.int64)
-    ranks = np.empty((2, len(runouts)), dtype=np.int32)
-    for seat in (0, 1):
-        rows[seat, :, :len(board)] = board
-        rows[seat, :, len(board):5] = runouts
-        rows[seat, :, 5:] = holes[seat]
-        rank7_batch_kernel(rows[seat], ranks[seat])
-    mine, theirs = ranks[lbr], ranks[1 - lbr]
-    share = float(np.mean((mine > theirs) + 0.5 * (mine == theirs)))
-    return matched * (2.0 * share - 1.0)
+    of the pot over every completion - 1), the share the blueprint LBR scores an all-in with
+    (:func:`holdem.analysis.lbr.sampled.allin_share`)."""
+    return matched * (2.0 * allin_share(holes[lbr], holes[1 - lbr], board) - 1.0)
 
 
 def _candidates(state, fractions, all_in):

@@ -469,6 +469,20 @@ def combo_equity(hole, board, preflop_samples=DEFAULT_PREFLOP_SAMPLES, seed=0):
     return out
 
 
+def allin_share(hole, other, board):
+    """LBR's share of the pot (ties half) with ``hole`` against the hand ``other`` over every
+    completion of ``board`` (3 or 4 cards, exact): how LBR scores a hand both players are all-in
+    in before the river. Cards as ints 0..51."""
+    street = {3: 1, 4: 2}.get(len(board))
+    if street is None:
+        raise ValueError(f"an all-in share needs a flop or a turn, not {len(board)} board cards")
+    work = make_work(None)
+    work.cards[:2], work.cards[2:4] = hole, other
+    work.cards[4:4 + len(board)] = board
+    return float(lk.allin_equity(work, np.int64(street), np.int64(0),
+                                 rng.make_states(0, 1)[0]))
+
+
 def live_combos(work, street):
     """The combos disjoint from LBR's cards and the board of ``street`` (``work.cards``) into
     ``work.live`` and ``work.num_live``, without buckets: for callers of
