@@ -60,8 +60,9 @@ from holdem.games import make_game
 from holdem.runtime import frames, protocol
 from holdem.runtime.pool import ProcessPool
 from holdem.runtime.process import TARGET_BATCH_SECONDS, ProcessExecutor
-from holdem.runtime.ring import RingWriter, Rings, encode_wait, ring_bytes_for
-from holdem.runtime.worker import BatchRunner, unmerged_cap
+from holdem.runtime.ring import (RECORDS_PER_RING, RingWriter, Rings, encode_wait,
+                                 ring_bytes_for)
+from holdem.runtime.worker import BatchRunner, largest_flush, record_bytes_at, unmerged_cap
 from holdem.store import record_kernels as rk
 from holdem.store import records
 from holdem.store.merge import merge_threads
@@ -91,14 +92,17 @@ def rows_of(record):
     return len(msg["regret_offsets"]) + len(msg["strategy_offsets"]) + len(msg["keys"])
 
 
-def record(game, config, store, t0, flush, count, per_batch):
+def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None):
     """Records of ``flush`` iterations from iteration ``t0`` against ``store``, in batches of
     ``per_batch`` flushes as a worker runs them (the strategy updates held until a batch's
-    last flush: :class:`holdem.store.delta.HeldStrategy`), at least ``count`` of them: (the
-    batches' other records, their last records), and the worker's CPU seconds per iteration
-    (traversal, split and encoding)."""
+    last flush, or until they fill their share of a ring of ``ring_bytes``, as a worker
+    process holds them: :class:`holdem.store.delta.HeldStrategy`), at least ``count`` of them:
+    (the batches' other records, their last records), and the worker's CPU seconds per
+    iteration (traversal, split and encoding)."""
     runner = BatchRunner(game, config, config.train.num_workers)
     runner.warm_up()
+    if ring_bytes is not None:
+        runner.held.max_bytes = ring_bytes // RECORDS_PER_RING // 2     # as worker_main
     read = read_only_view(store.arrays)
     mid, last, cpu = [], [], 0.0
     batches = max(1, -(-count // per_batch))
@@ -289,14 +293,17 @@ def main(argv=None):
                                                                    start_iters, args.flush)
         per_batch = max(1, round(rate * TARGET_BATCH_SECONDS / args.flush))
         batch = per_batch * args.flush
-        payloads, worker_cpu = record(game, source, store, start_iters, args.flush,
-                                      args.records, per_batch)
-        (tmp / "records.msgpack").write_bytes(msgpack.packb(payloads))
         config = config_mod.with_overrides(source, train={
             "num_workers": args.workers, "flush_iters": args.flush, "batch_size": batch,
             "merge_threads": args.threads, "max_unmerged_iters": args.max_unmerged,
             "iters": None, "time_budget": args.seconds, **QUIET})
         cap = unmerged_cap(config, args.workers)
+        # The rings the executor will make (ProcessExecutor.prepare, ProcessPool.make).
+        ring_bytes = ring_bytes_for(record_bytes_at(game, config,
+                                                    largest_flush(config, args.workers)))
+        payloads, worker_cpu = record(game, source, store, start_iters, args.flush,
+                                      args.records, per_batch, ring_bytes)
+        (tmp / "records.msgpack").write_bytes(msgpack.packb(payloads))
 
         def make_pool(config, num_workers, allocator, store_state, record_bytes=None):
             # Rings as the process pool sizes them (ProcessPool.make).
