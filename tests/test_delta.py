@@ -6,11 +6,93 @@ import threading
 import numpy as np
 import pytest
 
-from holdem.store import delta as delta_mod
-from holdem.store import delta_kernels as dk
+from holdem.delta import merge as merge_mod
+from holdem.delta import shard_kernels as dk
+from holdem.delta.merge import RowMerger
+from holdem.delta.split import DeltaSplitter, Group
 from holdem.store import kernels
-from holdem.store.delta import DeltaSplitter, Group, RowMerger, empty_group, group_of
-from holdem.store.store import RegretStore, read_only_view
+from holdem.store.store import RegretStore, read_only, read_only_view
+
+
+# -- two groups merged by hand: the shard kernels as a merge pass calls them for each record
+# (holdem.delta.merge), without the record around them
+def _row_lengths(arrays, offsets):
+    """num_actions of the rows of the store ``arrays`` starting at ``offsets`` (-1 for an
+    offset that starts no row)."""
+    rows = int(arrays.meta[0])
+    length = dict(zip(arrays.row_offset[:rows].tolist(), arrays.row_num_actions[:rows].tolist()))
+    return np.array([length.get(int(off), -1) for off in offsets], np.int64)
+
+
+def group_of(arrays, offsets, values):
+    """The :class:`Group` of rows named by ``offsets`` (value offsets of the store ``arrays``'
+    rows, any order) with ``values`` (each row's, in that order): what a worker would send."""
+    offsets = np.asarray(offsets, np.int64)
+    values = np.asarray(values, np.float32)
+    num_actions = _row_lengths(arrays, offsets)
+    assert (num_actions >= 0).all(), "an offset that does not start a row of the store"
+    starts = np.concatenate(([0], np.cumsum(num_actions)))
+    assert starts[-1] == values.shape[0]
+    shard = (offsets >> dk.BLOCK_SHIFT) % dk.SHARDS
+    order = np.argsort(shard, kind="stable")
+    picks = [np.arange(starts[i], starts[i + 1]) for i in order]
+    sorted_values = values[np.concatenate(picks)] if picks else values[:0]
+    cuts = np.zeros((2, dk.SHARDS + 1), np.int64)
+    np.add.at(cuts[0], shard + 1, 1)
+    np.add.at(cuts[1], shard + 1, num_actions)
+    np.cumsum(cuts, axis=1, out=cuts)
+    return Group(offsets[order].astype(np.uint32), sorted_values, cuts)
+
+
+def empty_group():
+    return Group(np.zeros(0, np.uint32), np.zeros(0, np.float32),
+                 np.zeros((2, dk.SHARDS + 1), np.int64))
+
+
+def _normalized(group, what):
+    """The group as the kernels take it (read-only uint32 offsets, float32 values, int64
+    cuts), its shape and cuts checked."""
+    offsets, values, cuts = group
+    offsets, values, cuts = np.asarray(offsets), np.asarray(values), np.asarray(cuts)
+    if offsets.ndim != 1 or values.ndim != 1 or cuts.shape != (2, dk.SHARDS + 1):
+        raise ValueError(f"malformed delta: {what} offsets and values must be 1-D and "
+                         f"cuts [2, {dk.SHARDS + 1}]")
+    if values.dtype != np.float32:
+        raise ValueError(f"malformed delta: {what} values must be float32")
+    if offsets.dtype != np.uint32:
+        if offsets.size and (offsets.min() < 0 or offsets.max() > dk.MAX_OFFSET):
+            raise ValueError(f"malformed delta: {what}: an offset outside the store's "
+                             "entries")
+        offsets = offsets.astype(np.uint32)
+    cuts = cuts.astype(np.int64, copy=False)
+    if (cuts[:, 0] != 0).any() or (np.diff(cuts, axis=1) < 0).any() or (
+            cuts[0, -1] != offsets.shape[0] or cuts[1, -1] != values.shape[0]):
+        raise ValueError(f"malformed delta: {what} cuts do not split its "
+                         f"{offsets.shape[0]} rows and {values.shape[0]} values")
+    return Group(read_only(np.ascontiguousarray(offsets)),
+                 read_only(np.ascontiguousarray(values)), read_only(cuts))
+
+
+def merge_groups(merger, arrays, regret, strategy, regret_floor=None):
+    """Check both :class:`Group`s against the store ``arrays`` on ``merger``'s threads and,
+    when every row is a row of it in its shard and the values match the rows' sizes and are
+    finite, add the values (regrets clamped at ``regret_floor``); else raise ``ValueError``
+    with nothing written."""
+    groups = [_normalized(g, what) for g, what in ((regret, "regret"), (strategy, "strategy"))]
+    num_actions = [np.empty(max(16, g.offsets.shape[0]), np.int8) for g in groups]
+    checks = merger.map(lambda lo, hi: [
+        dk.check_shards(arrays, g.offsets, g.values.view(np.uint32), g.cuts, lo, hi, na)
+        for g, na in zip(groups, num_actions)])
+    for (lo, hi), codes in zip(merger.ranges, checks):
+        for what, code in zip(("regret", "strategy"), codes):
+            if code != 0:
+                raise ValueError(f"malformed delta: {what} shards {lo}..{hi - 1}: "
+                                 f"{merge_mod.reason(code)}")
+    floor = -np.inf if regret_floor is None else float(regret_floor)
+    targets = ((arrays.regrets, floor), (arrays.strategy_sum, -np.inf))
+    merger.map(lambda lo, hi: [dk.add_shards(target, g.offsets, na, g.values, g.cuts, lo, hi,
+                                             clamp)
+                               for g, na, (target, clamp) in zip(groups, num_actions, targets)])
 
 
 def _store(num_rows, seed=0, row_capacity=16, max_actions=6):
@@ -42,7 +124,7 @@ def _merge(store, offsets, regrets, strategy, threads=1, floor=None):
     """Merge the rows ``offsets`` with these values into both groups, as a worker's delta."""
     merger = RowMerger(threads)
     try:
-        merger.merge(store.arrays, group_of(store.arrays, offsets, regrets),
+        merge_groups(merger, store.arrays, group_of(store.arrays, offsets, regrets),
                      group_of(store.arrays, offsets, strategy), regret_floor=floor)
     finally:
         merger.close()
@@ -154,7 +236,7 @@ def test_a_shard_range_adds_only_its_rows():
     expected = _reference_add(store, offsets[mine], na[mine], regrets[pick], strategy[pick])
     for values, target in ((regrets, store.arrays.regrets),
                            (strategy, store.arrays.strategy_sum)):
-        group = RowMerger._normalized(group_of(store.arrays, offsets, values), "test")
+        group = _normalized(group_of(store.arrays, offsets, values), "test")
         num_actions = np.zeros(offsets.size, np.int8)
         assert dk.check_shards(store.arrays, group.offsets, group.values.view(np.uint32),
                                group.cuts, 0, dk.SHARDS, num_actions) == 0
@@ -220,12 +302,12 @@ def test_malformed_offsets_are_rejected_and_never_merged(kind, threads):
     merger = RowMerger(threads)
     try:
         with pytest.raises(ValueError, match="malformed delta"):
-            merger.merge(store.arrays, regret, strategy)
+            merge_groups(merger, store.arrays, regret, strategy)
         bad = strategy if kind == "inf-strategy" else regret
         with pytest.raises(ValueError, match="malformed delta"):   # as either group, and
-            merger.merge(store.arrays, good_regret, bad)            # after a good one
+            merge_groups(merger, store.arrays, good_regret, bad)    # after a good one
         with pytest.raises(ValueError, match="malformed delta"):
-            merger.merge(store.arrays, bad, empty_group())
+            merge_groups(merger, store.arrays, bad, empty_group())
     finally:
         merger.close()
     _assert_unchanged(store, before)
@@ -274,7 +356,7 @@ def test_split_delta_names_stored_rows_by_offset_and_new_rows_by_key():
     assert pos == split.new_regrets.size
     merger = RowMerger(2)                      # and the main side accepts it
     try:
-        merger.merge(shared.arrays, split.regret, split.strategy)
+        merge_groups(merger, shared.arrays, split.regret, split.strategy)
     finally:
         merger.close()
 
@@ -393,7 +475,7 @@ def _rows_of(store):
 
 
 def test_cold_rows_wait_for_their_next_touch_or_the_batchs_last_flush():
-    from holdem.store.delta import ColdRows
+    from holdem.delta.split import ColdRows
 
     cold = ColdRows(_Game())
     flushes = [{1: ([1.0, 2.0], [0.0, 0.0]), 2: ([5.0], [1.0])},     # both first touched: held
@@ -417,7 +499,7 @@ def test_cold_rows_wait_for_their_next_touch_or_the_batchs_last_flush():
 
 
 def test_cold_rows_send_every_value_once_over_a_batch():
-    from holdem.store.delta import ColdRows
+    from holdem.delta.split import ColdRows
 
     rng = np.random.default_rng(3)
     cold = ColdRows(_Game())
@@ -444,8 +526,7 @@ def test_cold_rows_send_every_value_once_over_a_batch():
 def _group_rows(shared, group):
     """{offset: values} of a Group of ``shared``'s rows."""
     out, pos = {}, 0
-    lengths = np.empty(group.offsets.shape[0], np.int64)
-    dk.row_lengths(shared.arrays, group.offsets, lengths)
+    lengths = _row_lengths(shared.arrays, group.offsets)
     for off, na in zip(group.offsets.tolist(), lengths.tolist()):
         out[off] = group.values[pos:pos + na].astype(np.float64)
         pos += na
@@ -457,7 +538,7 @@ def test_held_strategy_goes_out_once_a_batch_sorted_and_summed():
     """Flushes of a batch send their regret updates and hold the strategy updates of stored
     rows; the batch's last flush sends every held row once, with the batch's sums, sorted by
     shard and offset within each shard (the main process's order); new rows go out at once."""
-    from holdem.store.delta import HeldStrategy
+    from holdem.delta.split import HeldStrategy
 
     shared, keys, num_actions = _store(4000, seed=11)
     read = read_only_view(shared.arrays)
@@ -498,7 +579,7 @@ def test_held_strategy_goes_out_once_a_batch_sorted_and_summed():
         np.testing.assert_allclose(sent[off], total[off], rtol=1e-5, atol=1e-6)
     merger = RowMerger(2)                  # and the main side accepts the batch's last record
     try:
-        merger.merge(shared.arrays, split.regret, split.strategy)
+        merge_groups(merger, shared.arrays, split.regret, split.strategy)
     finally:
         merger.close()
 
@@ -512,8 +593,8 @@ def test_held_strategy_goes_out_early_once_it_fills_its_share_of_a_record():
     from holdem import config as config_mod
     from holdem.games import make_game
     from holdem.runtime.worker import BatchRunner
-    from holdem.store import records
-    from holdem.store.merge import merge_one
+    from holdem.delta import records
+    from holdem.delta.merge import merge_one
 
     config = config_mod.default_for_game("leduc")
     game = make_game(config)
@@ -544,8 +625,8 @@ def test_held_strategy_goes_out_before_a_dcfr_sweep():
     from holdem import config as config_mod
     from holdem.games import make_game
     from holdem.runtime.worker import BatchRunner
-    from holdem.store import records
-    from holdem.store.merge import merge_one
+    from holdem.delta import records
+    from holdem.delta.merge import merge_one
 
     def strategy_rows(config, starts):
         game = make_game(config)
@@ -570,8 +651,8 @@ def test_a_small_pass_runs_every_shard_range_on_the_calling_thread():
     # above it (or without a row count) the ranges after the first go to the pool.
     merger = RowMerger(3)
     try:
-        for rows, inline in ((0, True), (delta_mod.INLINE_ROWS - 1, True),
-                             (delta_mod.INLINE_ROWS, False), (None, False)):
+        for rows, inline in ((0, True), (merge_mod.INLINE_ROWS - 1, True),
+                             (merge_mod.INLINE_ROWS, False), (None, False)):
             seen = []
             merger.map(lambda lo, hi: seen.append((lo, hi, threading.get_ident())), rows)
             assert sorted((lo, hi) for lo, hi, _ in seen) == merger.ranges

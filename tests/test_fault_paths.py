@@ -30,6 +30,9 @@ import yaml
 from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem import training
+from holdem.delta import records
+from holdem.delta.merge import RowMerger, merge_one
+from holdem.delta.split import Group, SplitDelta
 from holdem.games import make_game
 from holdem.runtime import protocol
 from holdem.runtime.executor import Batch, RunView
@@ -37,9 +40,6 @@ from holdem.runtime.pool import Pool
 from holdem.runtime.process import ProcessExecutor
 from holdem.runtime.worker import BatchRunner
 from holdem.solver.solver import DcfrSchedule
-from holdem.store import records
-from holdem.store.delta import Group, RowMerger, SplitDelta
-from holdem.store.merge import merge_one
 from holdem.store.store import RegretStore, read_only_view
 from test_faults import assert_nothing_left, driver, fault_env, orphans, shm_env  # noqa: F401
 from test_runtime import LEDUC_INFOSETS, ROOT, launch, leduc_config, restarts  # noqa: F401
@@ -241,9 +241,9 @@ def test_a_garbled_ready_message_restarts_the_worker_before_training(scripted, c
 
 # -- bad payloads from a worker, in a run ---------------------------------------------------------
 SPOIL_FIRST_RECORD = """
-from holdem.store import records
-from holdem.store import record_kernels as rk
-from holdem.store.delta import Group, SplitDelta
+from holdem.delta import records
+from holdem.delta import record_kernels as rk
+from holdem.delta.split import Group, SplitDelta
 import numpy as np
 _serve = worker.BatchServer.serve
 

@@ -27,6 +27,7 @@ FLOORS = (
                 "holdem.config", "holdem.config_values", "holdem.container", "holdem.version",
                 "holdem.registry", "holdem.game_sections")),
     ("evaluator, store", ("holdem.evaluator", "holdem.store")),
+    ("delta", ("holdem.delta",)),
     ("checkpoint", ("holdem.checkpoint",)),
     ("abstraction", ("holdem.abstraction",)),
     ("games", ("holdem.games",)),
@@ -42,7 +43,9 @@ FLOORS = (
 (``holdem/__init__.py``: ``__version__`` and lazy attributes) is the ground floor as a target
 and checked by no floor rule as an importer. The game registry and the config the shipped games
 bring (``holdem.game_sections``) are data the config validates against: ground floor, outside
-holdem/games, which imports the config and is never imported by it."""
+holdem/games, which imports the config and is never imported by it. The delta wing (workers'
+records and their merge) is a floor of its own above the store, which only the runtime
+imports (rule ``delta``)."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,9 @@ RULES = (
          lambda m: under(m, "holdem.store"),
          _forbidden("holdem.runtime", "holdem.solver", "holdem.games", "holdem.training",
                     "holdem.cli")),
+    Rule("delta", "only the runtime imports the delta wing (holdem.delta: workers' records and "
+         "their merge)", lambda m: not under(m, "holdem.delta") and not under(m, "holdem.runtime"),
+         _forbidden("holdem.delta")),
     Rule("config", "config imports only ground-floor modules without numba, not numba, and "
          "nothing under holdem.games (the games import the config: one direction)",
          lambda m: m == "holdem.config", _config_forbids),
@@ -353,6 +359,10 @@ def _rule(name):
     ("kernels", "holdem.rng", "from holdem.checkpoint import load\n"),
     ("store", "holdem.store.fake", "from ..games import make_game\n"),
     ("store", "holdem.store.fake", "class A:\n    def f(self):\n        import holdem.solver\n"),
+    ("floors", "holdem.store.fake", "from holdem.delta import merge\n"),
+    ("floors", "holdem.delta.fake", "from holdem.solver.solver import regret_floor_at\n"),
+    ("delta", "holdem.analysis.fake", "from holdem.delta.records import RecordArena\n"),
+    ("delta", "holdem.training", "def f():\n    from holdem.delta import merge\n"),
     ("config", "holdem.config", "import numba\n"),
     ("config", "holdem.config", "from holdem.games import interface\n"),
     ("config", "holdem.config", "from holdem import rng\n"),
@@ -379,6 +389,8 @@ def test_checker_catches(rule, module, source):
     ("config", "holdem.config", "import yaml\nfrom holdem import cards\n"),
     ("floors", "holdem.cli.fake", "import holdem.training\nfrom . import common\n"),
     ("floors", "holdem.training", "from holdem.analysis.exact import ExactEvaluator\n"),
+    ("floors", "holdem.delta.fake", "from holdem.store.store import RegretStore\n"),
+    ("floors", "holdem.runtime.fake", "from holdem.delta.merge import RowMerger\n"),
 ])
 def test_checker_allows(rule, module, source):
     rule = _rule(rule)

@@ -6,13 +6,12 @@ import numpy as np
 import pytest
 
 from holdem import config as config_mod
+from holdem.delta.merge import RowMerger, merge_one
 from holdem.games import make_game
 from holdem.runtime import shm
 from holdem.runtime.replica import Replica, StoreLog, store_copy
 from holdem.runtime.worker import BatchRunner
 from holdem.solver.solver import DcfrSchedule
-from holdem.store.delta import RowMerger
-from holdem.store.merge import merge_one
 from holdem.store.store import RegretStore, read_only_view
 
 

@@ -10,17 +10,16 @@ import numpy as np
 import pytest
 
 from holdem import config as config_mod
+from holdem.delta import merge as merge_mod
+from holdem.delta import record_kernels as rk
+from holdem.delta.merge import AFTER_FAILURE, BAD_KEYS, RowMerger, merge_arena
+from holdem.delta.records import RecordArena, decode_delta, encode_delta
 from holdem.games import make_game
 from holdem.runtime import frames, protocol, ring, shm
 from holdem.runtime.executor import Batch
 from holdem.runtime.process import Pending
 from holdem.runtime.worker import (BatchRunner, Stopped, UnmergedGate, flush_iterations,
                                    largest_flush, pair_flush, unmerged_cap)
-from holdem.store import delta as delta_mod
-from holdem.store import record_kernels as rk
-from holdem.store.records import RecordArena, decode_delta, encode_delta
-from holdem.store.delta import RowMerger
-from holdem.store.merge import AFTER_FAILURE, BAD_KEYS, merge_arena
 from holdem.store.store import RegretStore, read_only_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,8 +139,8 @@ def test_a_pass_merges_many_records_like_one_at_a_time(leduc, monkeypatch):
     results = []
     # Leduc's passes are small: by default both threads' shard ranges run on the calling
     # thread (RowMerger.map, INLINE_ROWS); with INLINE_ROWS 0 the second runs on the pool.
-    for inline_rows in (delta_mod.INLINE_ROWS, 0):
-        monkeypatch.setattr(delta_mod, "INLINE_ROWS", inline_rows)
+    for inline_rows in (merge_mod.INLINE_ROWS, 0):
+        monkeypatch.setattr(merge_mod, "INLINE_ROWS", inline_rows)
         one, many = (RegretStore.copy_of(base.arrays) for _ in range(2))
         merger = RowMerger(2)
         try:
@@ -227,7 +226,7 @@ def test_a_failed_record_keeps_its_sources_later_records_out(leduc):
 
 def _with_unknown_key(record, game):
     """The record with a new row whose key is no infoset of the game."""
-    from holdem.store.delta import Group, SplitDelta
+    from holdem.delta.split import Group, SplitDelta
 
     msg = decode_delta(record)
     split = SplitDelta(
@@ -383,7 +382,7 @@ def test_hunl_blueprint_records_fit_their_ring_at_15_workers_flush(tmp_path):
     50-iteration records as the cap lets a worker leave unmerged, against a warmed store:
     nothing goes through the pipe."""
     from holdem.runtime.process import ProcessExecutor
-    from holdem.store.merge import merge_one
+    from holdem.delta.merge import merge_one
 
     config = config_mod.with_overrides(config_mod.load(ROOT / "configs" / "hunl_blueprint.yaml"),
                                        train={"num_workers": 15})

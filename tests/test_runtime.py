@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from holdem import checkpoint as ckpt
+from holdem.delta import records
 from holdem.runtime import frames, protocol, shm
-from holdem.store import records
 from holdem.runtime.pool import Pool, WorkerDied
 from holdem.store.store import RegretStore
 
@@ -701,8 +701,8 @@ def test_frames_reject_a_corrupt_length():
 # -- protocol (no processes) ------------------------------------------------------------------
 def _split(offsets=(0, 4096), regrets=None, strategy=None, keys=(5, 11, 260),
            num_actions=(2, 3, 2), new_regrets=None, new_strategy=None):
-    from holdem.store.delta import Group, SplitDelta
-    from holdem.store.delta_kernels import SHARDS
+    from holdem.delta.split import Group, SplitDelta
+    from holdem.delta.shard_kernels import SHARDS
 
     m = 5 if regrets is None else len(regrets)
     n = int(np.sum(num_actions)) if new_regrets is None else len(new_regrets)
@@ -730,7 +730,7 @@ def _delta(**overrides):
 
 def _patched(payload, field, value):
     """The record with header field number ``field`` set to int ``value``, raw (no checks)."""
-    from holdem.store import record_kernels as rk
+    from holdem.delta import record_kernels as rk
 
     out = bytearray(payload)
     pos = rk.FIELDS_AT + 9 * field + 1
@@ -784,7 +784,7 @@ def test_an_arena_indexes_many_records_at_once():
         arena.add(p, source=k)
     arena.drop(0)
     table = arena.index()
-    from holdem.store import record_kernels as rk
+    from holdem.delta import record_kernels as rk
     assert table[:, rk.T_STATUS].tolist() == [records.SKIPPED, rk.OK, rk.BAD_LAYOUT]
     assert records.header(table[1])["iters"] == 500
     assert arena.arrays(1)["keys"].size == 0

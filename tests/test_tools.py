@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from holdem import config as config_mod
+from holdem.delta import records
 from holdem.runtime.worker import BatchRunner
-from holdem.store import records
 from holdem.store.store import RegretStore
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -56,6 +56,9 @@ from holdem import checkpoint as ckpt
 from holdem import config as config_mod
 from holdem import training
 from holdem.cli.common import iteration_count, positive_float
+from holdem.delta import record_kernels as rk
+from holdem.delta import records
+from holdem.delta.merge import merge_threads
 from holdem.games import make_game
 from holdem.runtime import frames, protocol
 from holdem.runtime.pool import ProcessPool
@@ -63,9 +66,6 @@ from holdem.runtime.process import TARGET_BATCH_SECONDS, ProcessExecutor
 from holdem.runtime.ring import (RECORDS_PER_RING, RingWriter, Rings, encode_wait,
                                  ring_bytes_for)
 from holdem.runtime.worker import BatchRunner, largest_flush, record_bytes_at, unmerged_cap
-from holdem.store import record_kernels as rk
-from holdem.store import records
-from holdem.store.merge import merge_threads
 from holdem.store.store import read_only_view
 
 QUIET = {"snapshot_interval": 1e9, "eval_baseline": None,
@@ -96,7 +96,7 @@ def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None):
     """Records of ``flush`` iterations from iteration ``t0`` against ``store``, in batches of
     ``per_batch`` flushes as a worker runs them (the strategy updates held until a batch's
     last flush, or until they fill their share of a ring of ``ring_bytes``, as a worker
-    process holds them: :class:`holdem.store.delta.HeldStrategy`), at least ``count`` of them:
+    process holds them: :class:`holdem.delta.split.HeldStrategy`), at least ``count`` of them:
     (the batches' other records, their last records), and the worker's CPU seconds per
     iteration (traversal, split and encoding)."""
     runner = BatchRunner(game, config, config.train.num_workers)

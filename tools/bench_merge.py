@@ -61,16 +61,15 @@ from benchlib import log
 
 from holdem import config as config_mod
 from holdem.cli.common import iteration_count, positive_float
+from holdem.delta import record_kernels as rk
+from holdem.delta import records
+from holdem.delta.merge import MergeScratch, RowMerger, merge_arena, reason
 from holdem.games import make_game
 from holdem.metrics import format_bytes
 from holdem.runtime.process import batch_size_for
 from holdem.runtime.worker import (MAIN_BUSY_TARGET, BatchRunner, flush_iterations,
                                    holds_cold_rows, pair_flush)
 from holdem.solver.solver import Solver, regret_floor_at
-from holdem.store import record_kernels as rk
-from holdem.store import records
-from holdem.store.delta import RowMerger
-from holdem.store.merge import MergeScratch, merge_arena, reason
 from holdem.store.kernels import StoreArrays
 from holdem.store.store import RegretStore, read_only_view
 

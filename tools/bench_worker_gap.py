@@ -122,7 +122,7 @@ def main(argv=None):
     from holdem.runtime.shm import SharedAllocator
     from holdem.runtime.worker import BatchRunner
     from holdem.solver.solver import Solver, make_params, make_workspace, run_kernel
-    from holdem.store import records
+    from holdem.delta import records
     from holdem.store.store import RegretStore, read_only_view
 
     config = config_mod.load(args.config)

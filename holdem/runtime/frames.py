@@ -97,7 +97,7 @@ def read_body(fd, view, stall=None):
 
 def read_into(fd, reserve, stall=None):
     """Block until the next frame of ``fd`` is read into ``reserve(n)`` (a writable memoryview
-    of n bytes, e.g. :meth:`holdem.store.records.RecordArena.reserve`); returns it. Raises as
+    of n bytes, e.g. :meth:`holdem.delta.records.RecordArena.reserve`); returns it. Raises as
     :meth:`Receiver.read`."""
     view = reserve(read_length(fd, stall))
     read_body(fd, view, stall)

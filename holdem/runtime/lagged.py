@@ -25,7 +25,7 @@ Like the process executor, each worker holds up to ``PIPELINE`` batches and read
 it was when a batch was handed to it: after the store grows (new arrays), it reads the old ones,
 which merges no longer reach, until its next batch. Worker k starts k / W of worker 0's first
 flush late, so flushes finish evenly spread. Flush size, batch sizing (from the nominal rate),
-own-delta weight and held cold rows (:class:`holdem.store.delta.ColdRows`) are the process
+own-delta weight and held cold rows (:class:`holdem.delta.split.ColdRows`) are the process
 executor's; ``one_delta_per_batch`` flushes once per batch, as Ray's workers do.
 
 It is no faster than one core. It makes the convergence cost of W workers measurable on any
@@ -37,6 +37,8 @@ import collections
 import time
 
 from holdem import config as config_mod
+from holdem.delta import records
+from holdem.delta.merge import MergeScratch, RowMerger, merge_threads, reason
 from holdem.runtime.executor import BatchResult
 from holdem.runtime.lag_model import MainProcess, core_share, costs_for
 from holdem.runtime.process import PIPELINE, batch_size_for, merge_pass
@@ -44,9 +46,6 @@ from holdem.runtime.ring import ring_bytes_for
 from holdem.runtime.worker import (BatchRunner, FlushPacer, batch_rng_state, flush_iterations,
                                    flush_text, largest_flush, pair_flush, record_bytes_at,
                                    unmerged_cap)
-from holdem.store import records
-from holdem.store.delta import RowMerger
-from holdem.store.merge import MergeScratch, merge_threads, reason
 from holdem.store.store import read_only_view
 
 CHUNKS = 8

@@ -4,7 +4,7 @@ Each call of :meth:`ProcessExecutor.results`:
 
 1. blocks (``pool.wait`` with a timeout) until a worker answers or dies;
 2. reads every delta record the workers sent since the last call into one arena and merges them
-   all in one pass (:func:`merge_pass`, :mod:`holdem.store.merge`): a few kernel calls check
+   all in one pass (:func:`merge_pass`, :mod:`holdem.delta.merge`): a few kernel calls check
    their layout, their new infosets against the game and every row offset against the store,
    add the rows the store holds on the merge threads (shard ranges, one writer per row), and
    insert the new ones, growing the shared store if needed (a new generation);
@@ -20,7 +20,7 @@ a delta every :func:`flush_iterations` iterations of a batch (the batch stays th
 scheduling): workers read the live shared store, so they lag the merged truth by the other
 workers' unflushed iterations, about (W - 1) x flush / 2, plus the flush-to-merge delay; a
 row a flush alone touched waits in its worker until the row's next touch or the batch's end
-(:class:`holdem.store.delta.ColdRows`). A worker that dies or sends a malformed delta is
+(:class:`holdem.delta.split.ColdRows`). A worker that dies or sends a malformed delta is
 replaced, and what was not merged of its batches is re-issued (what it held of the merged
 part is lost: at most one flush's updates per row); a worker that keeps failing spends the
 restart budget (:class:`holdem.runtime.pool.RestartBudget`, the same for every pool) and stops
@@ -34,6 +34,9 @@ follows a merge pass, and decides none of that itself.
 import contextlib
 import time
 
+from holdem.delta import records
+from holdem.delta.merge import (MergeScratch, RowMerger, merge_arena, merge_one, merge_threads,
+                                reason)
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.executor import Batch, BatchResult
@@ -42,9 +45,6 @@ from holdem.runtime.ring import Inbox
 from holdem.runtime.worker import (BatchRunner, FlushPacer, batch_rng_state, largest_flush,
                                    record_bytes_at)
 from holdem.solver.solver import regret_floor_at
-from holdem.store import records
-from holdem.store.delta import RowMerger
-from holdem.store.merge import MergeScratch, merge_arena, merge_one, merge_threads, reason
 from holdem.store.store import RegretStore, read_only_view
 
 PIPELINE = 2
@@ -60,7 +60,7 @@ def merge_pass(view, merger, arena, scratch=None):
     """Merge the records of ``arena`` into the run's store (``view``: the run's
     :class:`holdem.runtime.executor.RunView`), each source's merged records a prefix of what it
     sent, with the regret floor now; returns (codes, regret floor): see
-    :func:`holdem.store.merge.merge_arena`."""
+    :func:`holdem.delta.merge.merge_arena`."""
     floor = regret_floor_at(view.config.solver, view.game.num_streets, view.iterations(),
                             view.elapsed())
     codes = merge_arena(view.store, merger, arena, floor, game=view.game, scratch=scratch,

@@ -11,9 +11,9 @@ first iteration, so a re-issued batch (or the part of it not merged yet) is repr
 RNG state lives in workers.
 
 Worker -> main: first ``{"op": "ready", "worker", "pid"}`` once its kernels are compiled, then
-for every flush a *delta record* (:func:`holdem.store.records.encode_delta`, whose docstring gives
+for every flush a *delta record* (:func:`holdem.delta.records.encode_delta`, whose docstring gives
 its layout): the sparse delta of the flush's iterations, read by the main process's merge pass
-without decoding (:mod:`holdem.store.merge`). A worker whose unmerged iterations would pass the
+without decoding (:mod:`holdem.delta.merge`). A worker whose unmerged iterations would pass the
 run's cap sends a *wait* (:func:`holdem.runtime.ring.encode_wait`) and blocks until it is
 answered with a go (:class:`holdem.runtime.worker.UnmergedGate`). Requests and the ready message
 carry the same version as records (``VERSION``); both ends of a run always run the same code.
@@ -21,7 +21,7 @@ carry the same version as records (``VERSION``); both ends of a run always run t
 
 import msgpack
 
-from holdem.store.records import VERSION
+from holdem.delta.records import VERSION
 
 
 class ProtocolError(ValueError):

@@ -35,6 +35,7 @@ import time
 import uuid
 
 from holdem import config as config_mod
+from holdem.delta.merge import merge_threads
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.pool import Pool, WorkerDied
@@ -42,7 +43,6 @@ from holdem.runtime.ray_cluster import (actor_failure, alive_nodes, cluster_work
                                         disconnect, first_line, match_niceness)
 from holdem.runtime.replica import Replica, StoreLog, store_copy
 from holdem.runtime.worker import BatchServer
-from holdem.store.merge import merge_threads
 
 # Changes sent to a replica and not yet applied there, before sending more waits for it.
 MAX_REPLICA_BACKLOG = 32

@@ -23,11 +23,10 @@ import time
 
 import numpy as np
 
+from holdem.delta.merge import RowMerger, merge_one
 from holdem.runtime import shm
 from holdem.solver.solver import DcfrSchedule
-from holdem.store.delta import RowMerger
 from holdem.store.kernels import StoreArrays
-from holdem.store.merge import merge_one
 from holdem.store.store import RegretStore
 
 DELTA, DISCOUNT, RELEASE = "delta", "discount", "release"

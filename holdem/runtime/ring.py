@@ -27,8 +27,8 @@ import struct
 
 import numpy as np
 
+from holdem.delta.records import RecordArena
 from holdem.runtime import frames, shm
-from holdem.store.records import RecordArena
 
 CONTROL = 64                     # bytes before each ring's data: int64 control words,
 READ_AT, MERGED_AT = 0, 1        # the read position and the worker's iterations merged

@@ -20,13 +20,13 @@ import numpy as np
 
 from holdem import config as config_mod
 from holdem import rng
+from holdem.delta import records
+from holdem.delta.split import ColdRows, DeltaSplitter, HeldStrategy
 from holdem.games import make_game
 from holdem.runtime import frames, protocol
 from holdem.runtime.ring import RECORDS_PER_RING, RingWriter, encode_wait
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel, sweep_boundary
-from holdem.store import records
-from holdem.store.delta import ColdRows, DeltaSplitter, HeldStrategy
 from holdem.store.store import RegretStore, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0

@@ -91,7 +91,7 @@ def sweep_boundary(solver_cfg, t):
     (:class:`DcfrSchedule`: sweep k before iteration k * dcfr_interval), or None where none
     comes at an iteration (other weightings, the seconds clock, past ``discount_stop``). A
     worker sends the strategy updates it holds before the run crosses one, so that a sweep
-    discounts them as it would have in-process (:class:`holdem.store.delta.HeldStrategy`)."""
+    discounts them as it would have in-process (:class:`holdem.delta.split.HeldStrategy`)."""
     if solver_cfg.weighting != "dcfr" or solver_cfg.schedule_clock != "iterations":
         return None
     interval = max(1, int(solver_cfg.dcfr_interval))

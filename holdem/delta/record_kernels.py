@@ -1,6 +1,6 @@
 """Kernels of the delta record (protocol version 4): index, check and add many records at once.
 
-A worker's delta travels as one *record* (layout in :mod:`holdem.store.records`): a msgpack
+A worker's delta travels as one *record* (layout in :mod:`holdem.delta.records`): a msgpack
 array whose header fields have fixed widths, so a kernel finds every field and array at a fixed
 position. The main process reads every record that arrived since its last pass into one arena
 (8-byte aligned, one after another) and handles them all together, with no Python work per
@@ -9,9 +9,9 @@ record beyond reading its frame:
 1. :func:`index_records` parses and checks each record's layout into a row of an int64 table
    (its header fields and where each array starts in the arena);
 2. :func:`check_records` checks every stored row of every record against the store (on each
-   merge thread's shard range, :func:`holdem.store.delta_kernels.check_shards`);
+   merge thread's shard range, :func:`holdem.delta.shard_kernels.check_shards`);
 3. :func:`add_records` adds the records that passed (one writer per row: a thread owns a range
-   of shards in every record, :func:`holdem.store.delta_kernels.add_shards`).
+   of shards in every record, :func:`holdem.delta.shard_kernels.add_shards`).
 
 The arena is passed as views of one buffer: ``u8`` (bytes), ``u32`` (offsets; float32 values
 as their bits), ``f32``, ``i64`` (cuts, keys) and ``i8`` (num_actions); positions in the table
@@ -22,7 +22,7 @@ import numpy as np
 
 from holdem._jit import njit_exact as njit
 from holdem._jit import njit_inline
-from holdem.store.delta_kernels import EXPONENT, SHARDS, add_shards, check_shards
+from holdem.delta.shard_kernels import EXPONENT, SHARDS, add_shards, check_shards
 
 VERSION = 4
 NUM_FIELDS = 21                  # header fields, each 9 bytes (a marker and 8 big-endian bytes)
@@ -153,7 +153,7 @@ def _index_one(u8, u32, i64, i8, start, length, row):
 def check_records(store, u32, i64, table, first, last, num_actions, status):
     """Check the stored rows of shards ``first`` .. ``last - 1`` of every record whose
     T_STATUS is OK against ``store`` (reads only): ``status[r]`` gets 0 or the first failure's
-    code (:mod:`holdem.store.delta_kernels` BAD_*). ``num_actions`` (int8: one slot per row of
+    code (:mod:`holdem.delta.shard_kernels` BAD_*). ``num_actions`` (int8: one slot per row of
     every group of every record, record after record, regret rows before strategy rows)
     receives each row's num_actions for :func:`add_records`. Threads checking disjoint shard
     ranges each pass their own ``status``."""

@@ -274,20 +274,6 @@ def add_shards(target, offsets, num_actions, values, cuts, first, last, floor):
         pos += na
 
 
-@njit
-def row_lengths(store, offsets, out):
-    """num_actions of the rows starting at ``offsets`` (checked: -1 for an offset that does not
-    start a row) into ``out``. For tests and tools that build groups by hand."""
-    bits = store.row_start
-    entries = store.meta[1]
-    for i in range(offsets.shape[0]):
-        off = np.int64(offsets[i])
-        if 0 <= off < entries and is_row_start(bits, off):
-            out[i] = row_length(bits, off, entries)
-        else:
-            out[i] = -1
-
-
 # -- holding cold rows (a worker's flushes within one batch) ---------------------------------
 NEVER = -(1 << 62)               # hold_route: a held row's "last flush touched" before any
 HOLD_TOUCHES = 2                 # a cold row goes out at its HOLD_TOUCHES-th touch at the latest

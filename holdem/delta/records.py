@@ -1,13 +1,13 @@
 """Delta records: a worker's delta as bytes, and the arena a merge pass indexes them in.
 
 A worker sends the delta of each flush -- only the infosets its iterations touched, split by
-:class:`holdem.store.delta.DeltaSplitter` into rows the shared store already holds (by value
+:class:`holdem.delta.split.DeltaSplitter` into rows the shared store already holds (by value
 offset, in shards) and rows new to it (by key) -- as one *record* (:func:`encode_delta`). Its
 size depends on the flush, not on how long training has run.
 
 A record (version 4) is one msgpack array of three items whose header has fixed widths, so that
 the main process finds every field with a kernel and merges the records of a whole pass at once
-(:mod:`holdem.store.record_kernels`, :mod:`holdem.store.merge`; any msgpack reader also decodes
+(:mod:`holdem.delta.record_kernels`, :mod:`holdem.delta.merge`; any msgpack reader also decodes
 it):
 
 1. an array 16 of 21 fields, each an int 64 (``0xd3``) or a float 64 (``0xcb``): ``v`` (4),
@@ -38,8 +38,8 @@ import typing
 
 import numpy as np
 
-from holdem.store import record_kernels as rk
-from holdem.store.delta_kernels import SHARDS
+from holdem.delta import record_kernels as rk
+from holdem.delta.shard_kernels import SHARDS
 from holdem.store.store import read_only
 
 VERSION = rk.VERSION
@@ -94,7 +94,7 @@ _FIELD_MARKERS = tuple(rk.FLOAT64 if f in rk.FLOAT_FIELDS else rk.INT64
 
 def encode_delta(batch_id, worker, generation, t0, iters, last, utility_sum, visits, seconds,
                  split):
-    """A flush's delta record: ``split`` is a :class:`holdem.store.delta.SplitDelta`. Returns a
+    """A flush's delta record: ``split`` is a :class:`holdem.delta.split.SplitDelta`. Returns a
     bytearray (see the module docstring for the layout). Written in few Python steps: a worker
     encodes one every flush (15 workers flush every ~50 iterations), and a record of 50 rows
     took 21 us to encode before, 15 now."""

@@ -1,21 +1,19 @@
-"""Offset-addressed deltas: split into shards in a worker, checked and merged in parallel by the
-main process.
+"""Offset-addressed deltas, worker side: a flush's delta buffer split into shards.
 
-:class:`DeltaSplitter` (worker side) turns a batch's delta buffer into a :class:`SplitDelta`:
-rows the shared store already holds travel as value offsets with their values -- one
-:class:`Group` for regret updates, one for strategy updates, each partitioned into shards -- and
-rows new to it as keys. :class:`RowMerger` (main side) checks every row of both groups against
-the store on ``threads`` threads, and only when all of them pass adds them, each thread owning a
-range of shards (one writer per row). See :mod:`holdem.store.delta_kernels`.
+:class:`DeltaSplitter` turns a batch's delta buffer into a :class:`SplitDelta`: rows the shared
+store already holds travel as value offsets with their values -- one :class:`Group` for regret
+updates, one for strategy updates, each partitioned into shards -- and rows new to it as keys.
+:class:`HeldStrategy` holds a batch's strategy updates of stored rows back, and :class:`ColdRows`
+a flush's cold rows. The main process checks and adds the groups shard by shard on its merge
+threads (:mod:`holdem.delta.merge`). See :mod:`holdem.delta.shard_kernels`.
 """
 
 from collections import namedtuple
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from holdem.store import delta_kernels as dk
-from holdem.store.store import RegretStore, read_only
+from holdem.delta import shard_kernels as dk
+from holdem.store.store import RegretStore
 
 Group = namedtuple("Group", ["offsets", "values", "cuts"])
 """Rows of the shared store with updates: ``offsets`` uint32 (value offsets, shard after shard),
@@ -27,18 +25,11 @@ SplitDelta = namedtuple("SplitDelta", [
     "keys", "num_actions", "new_regrets", "new_strategy",  # rows new to it
 ])
 
-_REASONS = {dk.BAD_RANGE: "an offset outside the store's entries",
-            dk.BAD_ROW: "an offset that is not the start of a row",
-            dk.BAD_SHARD: "a row in the wrong shard",
-            dk.BAD_COUNT: "rows that own another number of values than the shard carries",
-            dk.BAD_VALUE: "a NaN or infinite value"}
-
-
 _NO_HINT = np.zeros(0, np.int64)
 
 
 class DeltaSplitter:
-    """Reusable scratch for :func:`holdem.store.delta_kernels.split_delta` (grows as needed,
+    """Reusable scratch for :func:`holdem.delta.shard_kernels.split_delta` (grows as needed,
     so a worker allocates only when its batches grow)."""
 
     def __init__(self):
@@ -101,10 +92,10 @@ class HeldStrategy:
     never move), and sends them once, with the batch's last flush -- or earlier: once they
     take ``max_bytes``, so that a record stays within its ring, and at the flush that reaches
     the run's next DCFR discount sweep, so that the sweep discounts them as it would
-    in-process (the worker decides: :meth:`holdem.runtime.worker.BatchRunner.take_delta`). A row touched by many flushes
-    then costs the main process one add instead of one per flush: at 15 workers' flush of
-    ``hunl_default`` (50 iterations, batches of about 4,100) the rows a merged iteration
-    costs fell from 128 to 54 (docs/parallel.md). Held rows go out sorted by offset within
+    in-process (the worker decides: :meth:`holdem.runtime.worker.BatchRunner.take_delta`). A row
+    touched by many flushes then costs the main process one add instead of one per flush: at 15
+    workers' flush of ``hunl_default`` (50 iterations, batches of about 4,100) the rows a merged
+    iteration costs fell from 128 to 54 (docs/parallel.md). Held rows go out sorted by offset within
     each shard, the order in which the main process adds them. What a worker holds is lost
     with it, as its unsent iterations are."""
 
@@ -250,121 +241,3 @@ class ColdRows:
                np.empty(values, np.float32), np.empty(values, np.float64))
         dk.hold_gather(arrays, rows, *out)
         return out
-
-
-def group_of(store, offsets, values):
-    """The :class:`Group` of rows named by ``offsets`` (value offsets of ``store``'s rows, any
-    order) with ``values`` (each row's, in that order): what a worker would send. For tests and
-    tools; raises ``ValueError`` for an offset that does not start a row."""
-    offsets = np.asarray(offsets, np.int64)
-    values = np.asarray(values, np.float32)
-    num_actions = np.empty(offsets.shape[0], np.int64)
-    dk.row_lengths(store, offsets, num_actions)
-    if (num_actions < 0).any():
-        raise ValueError("an offset that does not start a row of the store")
-    starts = np.concatenate(([0], np.cumsum(num_actions)))
-    if starts[-1] != values.shape[0]:
-        raise ValueError(f"the rows own {starts[-1]} values, {values.shape[0]} given")
-    shard = (offsets >> dk.BLOCK_SHIFT) % dk.SHARDS
-    order = np.argsort(shard, kind="stable")
-    picks = [np.arange(starts[i], starts[i + 1]) for i in order]
-    sorted_values = values[np.concatenate(picks)] if picks else values[:0]
-    cuts = np.zeros((2, dk.SHARDS + 1), np.int64)
-    np.add.at(cuts[0], shard + 1, 1)
-    np.add.at(cuts[1], shard + 1, num_actions)
-    np.cumsum(cuts, axis=1, out=cuts)
-    return Group(offsets[order].astype(np.uint32), sorted_values, cuts)
-
-
-def empty_group():
-    return Group(np.zeros(0, np.uint32), np.zeros(0, np.float32),
-                 np.zeros((2, dk.SHARDS + 1), np.int64))
-
-
-# Below this many rows a merge pass runs on the calling thread (RowMerger.map): replaying
-# hunl_default records of 50 iterations (about 6,600 rows each) on the 2-core machine
-# (tools/bench_merge.py --threads 1,2), a pass cost 0.040 ms + 0.111 ms a record on one thread
-# and 0.157 ms + 0.066 ms a record on two (the threads meet twice a pass), so one thread is
-# the faster up to about 2.6 such records, 17,000 rows.
-INLINE_ROWS = 16_384
-
-
-class RowMerger:
-    """Checks and adds the two groups of offset-addressed deltas into a store, on ``threads``
-    threads (1: in the calling thread; at most SHARDS). The caller is the store's only writer
-    and calls :meth:`merge` for one delta at a time."""
-
-    def __init__(self, threads=1):
-        self.threads = max(1, min(dk.SHARDS, int(threads)))
-        self._pool = (ThreadPoolExecutor(self.threads - 1, thread_name_prefix="holdem-merge")
-                      if self.threads > 1 else None)
-        cuts = [dk.SHARDS * k // self.threads for k in range(self.threads + 1)]
-        self.ranges = list(zip(cuts, cuts[1:]))        # thread k's shards
-        self._num_actions = [np.empty(16, np.int8), np.empty(16, np.int8)]
-
-    def map(self, fn, rows=None):
-        """``fn(first, last)`` for each thread's shard range (one writer per row across
-        them): the first in this thread, the others on the pool (one thread fewer to wake).
-        ``rows``: the rows the calls will touch in all; below INLINE_ROWS every range runs in
-        this thread, one after another, because handing work to another thread and waiting
-        for it costs more than it saves on a small pass."""
-        if self._pool is None or (rows is not None and rows < INLINE_ROWS):
-            return [fn(*r) for r in self.ranges]
-        others = [self._pool.submit(fn, *r) for r in self.ranges[1:]]
-        return [fn(*self.ranges[0])] + [f.result() for f in others]
-
-    def merge(self, arrays, regret, strategy, regret_floor=None):
-        """Check both :class:`Group`s against the store ``arrays`` and, when every row is a
-        row of it in its shard and the values match the rows' sizes and are finite, add the
-        values (regrets clamped at ``regret_floor``); else raise ``ValueError`` with nothing
-        written."""
-        groups = [self._normalized(g, what) for g, what in ((regret, "regret"),
-                                                            (strategy, "strategy"))]
-        num_actions = []
-        for k, g in enumerate(groups):
-            if self._num_actions[k].shape[0] < g.offsets.shape[0]:
-                self._num_actions[k] = np.empty(2 * g.offsets.shape[0], np.int8)
-            num_actions.append(self._num_actions[k])
-        checks = self.map(lambda lo, hi: [
-            dk.check_shards(arrays, g.offsets, g.values.view(np.uint32), g.cuts, lo, hi, na)
-            for g, na in zip(groups, num_actions)])
-        for (lo, hi), codes in zip(self.ranges, checks):
-            for what, code in zip(("regret", "strategy"), codes):
-                if code != 0:
-                    raise ValueError(f"malformed delta: {what} shards {lo}..{hi - 1}: "
-                                     f"{_REASONS[code]}")
-        floor = -np.inf if regret_floor is None else float(regret_floor)
-        targets = ((arrays.regrets, floor), (arrays.strategy_sum, -np.inf))
-        self.map(lambda lo, hi: [dk.add_shards(target, g.offsets, na, g.values, g.cuts, lo,
-                                                hi, clamp)
-                                  for g, na, (target, clamp) in zip(groups, num_actions,
-                                                                    targets)])
-
-    @staticmethod
-    def _normalized(group, what):
-        """The group as the kernels take it (read-only uint32 offsets, float32 values, int64
-        cuts), its shape and cuts checked."""
-        offsets, values, cuts = group
-        offsets, values, cuts = np.asarray(offsets), np.asarray(values), np.asarray(cuts)
-        if offsets.ndim != 1 or values.ndim != 1 or cuts.shape != (2, dk.SHARDS + 1):
-            raise ValueError(f"malformed delta: {what} offsets and values must be 1-D and "
-                             f"cuts [2, {dk.SHARDS + 1}]")
-        if values.dtype != np.float32:
-            raise ValueError(f"malformed delta: {what} values must be float32")
-        if offsets.dtype != np.uint32:
-            if offsets.size and (offsets.min() < 0 or offsets.max() > dk.MAX_OFFSET):
-                raise ValueError(f"malformed delta: {what}: an offset outside the store's "
-                                 "entries")
-            offsets = offsets.astype(np.uint32)
-        cuts = cuts.astype(np.int64, copy=False)
-        if (cuts[:, 0] != 0).any() or (np.diff(cuts, axis=1) < 0).any() or (
-                cuts[0, -1] != offsets.shape[0] or cuts[1, -1] != values.shape[0]):
-            raise ValueError(f"malformed delta: {what} cuts do not split its "
-                             f"{offsets.shape[0]} rows and {values.shape[0]} values")
-        return Group(read_only(np.ascontiguousarray(offsets)),
-                     read_only(np.ascontiguousarray(values)), read_only(cuts))
-
-    def close(self):
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None

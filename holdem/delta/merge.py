@@ -1,17 +1,18 @@
 """Merging delta records into a store: the main process's merge pass over every record that
-arrived since the last pass, at once, and a store replica's merge of one record.
+arrived since the last pass, at once, and a store replica's merge of one record, on the merge
+threads of a :class:`RowMerger`.
 
 One pass (:func:`merge_arena`) costs a few kernel calls however many records it holds, so
 workers can send a delta every few hundred iterations (what keeps parallel iterations worth
 serial ones) without the main process paying Python work per delta:
 
-1. index every record (:func:`holdem.store.record_kernels.index_records`): layout, counts,
+1. index every record (:func:`holdem.delta.record_kernels.index_records`): layout, counts,
    cuts, finite new values;
 2. check the new rows of the records that hold any against the game (by key, in Python: after
    the first minutes of a run few records hold new rows);
 3. check every stored row of every record against the store, each merge thread over its shard
-   range of every record (:func:`~holdem.store.record_kernels.check_records`);
-4. add the records that passed every check (:func:`~holdem.store.record_kernels.add_records`,
+   range of every record (:func:`~holdem.delta.record_kernels.check_records`);
+4. add the records that passed every check (:func:`~holdem.delta.record_kernels.add_records`,
    one writer per row), then insert their new rows by key (which may grow the store).
 
 A record that fails a check is not merged at all; the caller learns which from the returned
@@ -20,25 +21,68 @@ records in the same order with the same floors, so it stays the main store bit f
 (:mod:`holdem.runtime.replica`).
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
-from holdem.store import record_kernels as rk
-from holdem.store.records import OK, RecordArena, RecordError, status_reason
+from holdem.delta import record_kernels as rk
+from holdem.delta import shard_kernels as dk
+from holdem.delta.records import OK, RecordArena, RecordError, status_reason
 
 BAD_KEYS = -21                   # new rows that are not infosets of the game
 AFTER_FAILURE = -22              # a later record of a source whose record failed
-_CHECK_REASONS = {-1: "an offset outside the store's entries",
-                  -2: "an offset that is not the start of a row",
-                  -3: "a row in the wrong shard",
-                  -4: "rows that own another number of values than the shard carries",
-                  -5: "a NaN or infinite value",
-                  BAD_KEYS: "infosets that are not in the game",
-                  AFTER_FAILURE: "sent after a record that was rejected"}
+_REASONS = {dk.BAD_RANGE: "an offset outside the store's entries",
+            dk.BAD_ROW: "an offset that is not the start of a row",
+            dk.BAD_SHARD: "a row in the wrong shard",
+            dk.BAD_COUNT: "rows that own another number of values than the shard carries",
+            dk.BAD_VALUE: "a NaN or infinite value",
+            BAD_KEYS: "infosets that are not in the game",
+            AFTER_FAILURE: "sent after a record that was rejected"}
+"""Why the row checks (:func:`holdem.delta.shard_kernels.check_shards`) or a merge pass
+rejected a record, by code; why a record does not index is
+:func:`holdem.delta.records.status_reason`'s."""
 
 
 def reason(code):
     """Why a record with this (non-zero) code was rejected."""
-    return _CHECK_REASONS.get(int(code)) or status_reason(code)
+    return _REASONS.get(int(code)) or status_reason(code)
+
+
+# Below this many rows a merge pass runs on the calling thread (RowMerger.map): replaying
+# hunl_default records of 50 iterations (about 6,600 rows each) on the 2-core machine
+# (tools/bench_merge.py --threads 1,2), a pass cost 0.040 ms + 0.111 ms a record on one thread
+# and 0.157 ms + 0.066 ms a record on two (the threads meet twice a pass), so one thread is
+# the faster up to about 2.6 such records, 17,000 rows.
+INLINE_ROWS = 16_384
+
+
+class RowMerger:
+    """The merge threads: ``threads`` threads (1: the calling thread alone; at most SHARDS),
+    each owning a range of the shards of every record (:attr:`ranges`), so that a row has one
+    writer. The caller is the store's only writer."""
+
+    def __init__(self, threads=1):
+        self.threads = max(1, min(dk.SHARDS, int(threads)))
+        self._pool = (ThreadPoolExecutor(self.threads - 1, thread_name_prefix="holdem-merge")
+                      if self.threads > 1 else None)
+        cuts = [dk.SHARDS * k // self.threads for k in range(self.threads + 1)]
+        self.ranges = list(zip(cuts, cuts[1:]))        # thread k's shards
+
+    def map(self, fn, rows=None):
+        """``fn(first, last)`` for each thread's shard range (one writer per row across
+        them): the first in this thread, the others on the pool (one thread fewer to wake).
+        ``rows``: the rows the calls will touch in all; below INLINE_ROWS every range runs in
+        this thread, one after another, because handing work to another thread and waiting
+        for it costs more than it saves on a small pass."""
+        if self._pool is None or (rows is not None and rows < INLINE_ROWS):
+            return [fn(*r) for r in self.ranges]
+        others = [self._pool.submit(fn, *r) for r in self.ranges[1:]]
+        return [fn(*self.ranges[0])] + [f.result() for f in others]
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
 
 class MergeScratch:
@@ -57,12 +101,12 @@ class MergeScratch:
 
 
 def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_source=False):
-    """Merge every record of ``arena`` (a :class:`holdem.store.records.RecordArena`) into
-    ``store`` with ``merger`` (a :class:`holdem.store.delta.RowMerger`); ``game``: check new rows
+    """Merge every record of ``arena`` (a :class:`holdem.delta.records.RecordArena`) into
+    ``store`` with ``merger`` (a :class:`RowMerger`); ``game``: check new rows
     against it (None: the caller already did). With ``by_source``, a record that fails also
     keeps the later records of the same source (``arena.sources``) out, so what is merged of
     each source is a prefix of what it sent. Returns int64[records]: 0 for a merged record,
-    :data:`~holdem.store.records.SKIPPED`, or why it was not merged (:func:`reason`)."""
+    :data:`~holdem.delta.records.SKIPPED`, or why it was not merged (:func:`reason`)."""
     if arena.count == 0:
         return np.zeros(0, np.int64)
     table = arena.index()
@@ -135,7 +179,7 @@ def _check_new_keys(game, arena, new_rows, codes, select):
 
 
 def merge_one(store, merger, payload, regret_floor, game=None):
-    """Merge one record (bytes-like); raises :class:`holdem.store.records.RecordError` with
+    """Merge one record (bytes-like); raises :class:`holdem.delta.records.RecordError` with
     nothing merged when it is malformed. For store replicas, tests and tools."""
     arena = RecordArena(len(payload))
     arena.add(payload)
