@@ -12,10 +12,10 @@ from holdem.analysis.blueprint import load_profile
 from holdem.analysis.exact import ExactEvaluator
 from holdem.games import make_game
 from holdem.runtime.backends import make_executor
+from holdem.runtime.flush import MAIN_BUSY_TARGET, PRIOR_RECORD_SECONDS, FlushPacer
 from holdem.runtime.lag_model import Costs, MainProcess, core_share, costs_for
 from holdem.runtime.lagged import LaggedExecutor
 from holdem.runtime.ring import DEFAULT_BYTES
-from holdem.runtime.worker import MAIN_BUSY_TARGET, PRIOR_RECORD_SECONDS, FlushPacer
 from holdem.training import train
 
 COSTS = Costs(wake=1e-3, wake_shared=5e-3, pass_=2e-3, record=1e-3, byte=1e-6, pipe_byte=1e-6,

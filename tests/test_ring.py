@@ -17,9 +17,9 @@ from holdem.delta.records import RecordArena, decode_delta, encode_delta
 from holdem.games import make_game
 from holdem.runtime import frames, protocol, ring, shm
 from holdem.runtime.executor import Batch
+from holdem.runtime.flush import flush_iterations, largest_flush, pair_flush, unmerged_cap
 from holdem.runtime.process import Pending
-from holdem.runtime.worker import (BatchRunner, Stopped, UnmergedGate, flush_iterations,
-                                   largest_flush, pair_flush, unmerged_cap)
+from holdem.runtime.worker import BatchRunner, Stopped, UnmergedGate
 from holdem.store.store import RegretStore, read_only_view
 
 ROOT = Path(__file__).resolve().parents[1]

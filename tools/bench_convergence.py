@@ -34,11 +34,11 @@ import benchlib  # first: puts this checkout's holdem on sys.path
 from benchlib import log
 
 from holdem import config as config_mod
-from holdem.cli.common import iteration_count, non_negative_int, positive_float
 from holdem.analysis import evaluation
 from holdem.analysis.blueprint import Blueprint, load_checkpoint_store
+from holdem.cli.common import iteration_count, non_negative_int, positive_float
 from holdem.games import make_game
-from holdem.runtime.worker import flush_iterations, flush_text
+from holdem.runtime.flush import flush_iterations, flush_text
 from holdem.runtime.lag_model import costs_for
 from holdem.runtime.lagged import LaggedExecutor
 from holdem.training import train

@@ -61,11 +61,12 @@ from holdem.delta import records
 from holdem.delta.merge import merge_threads
 from holdem.games import make_game
 from holdem.runtime import frames, protocol
+from holdem.runtime.flush import largest_flush, unmerged_cap
 from holdem.runtime.pool import ProcessPool
 from holdem.runtime.process import TARGET_BATCH_SECONDS, ProcessExecutor
 from holdem.runtime.ring import (RECORDS_PER_RING, RingWriter, Rings, encode_wait,
                                  ring_bytes_for)
-from holdem.runtime.worker import BatchRunner, largest_flush, record_bytes_at, unmerged_cap
+from holdem.runtime.worker import BatchRunner, record_bytes_at
 from holdem.store.store import read_only_view
 
 QUIET = {"snapshot_interval": 1e9, "eval_baseline": None,

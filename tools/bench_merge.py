@@ -38,7 +38,7 @@ workers flushing every ``--flush`` iterations (``train_blueprint --num-workers 2
 the main process's CPU time by the records it merged. ``live ms/record`` is that, ``live workers
 served`` the workers of ``--worker-rate`` whose records at this flush would take a whole core
 of it, and ``live paced flush`` the flush at which ``--workers`` workers' records take half of
-it: where the flush pacer (:class:`holdem.runtime.worker.FlushPacer`) puts it. The last line is
+it: where the flush pacer (:class:`holdem.runtime.flush.FlushPacer`) puts it. The last line is
 ``merge capacity: N iterations/s (T threads)``.
 
     python tools/bench_merge.py --game leduc --warm-seconds 5        # about 15 s
@@ -66,9 +66,9 @@ from holdem.delta import records
 from holdem.delta.merge import MergeScratch, RowMerger, merge_arena, reason
 from holdem.games import make_game
 from holdem.metrics import format_bytes
+from holdem.runtime.flush import MAIN_BUSY_TARGET, flush_iterations, pair_flush
 from holdem.runtime.process import batch_size_for
-from holdem.runtime.worker import (MAIN_BUSY_TARGET, BatchRunner, flush_iterations,
-                                   holds_cold_rows, pair_flush)
+from holdem.runtime.worker import BatchRunner, holds_cold_rows
 from holdem.solver.solver import Solver, regret_floor_at
 from holdem.store.kernels import StoreArrays
 from holdem.store.store import RegretStore, read_only_view

@@ -16,7 +16,7 @@ come through the pipe: ``pipe_byte`` more per byte). Records that arrive meanwhi
 next pass; a DCFR sweep (:meth:`MainProcess.pause`) holds the main process for its length. A
 worker whose ring (sized as the process pool sizes it, :func:`holdem.runtime.ring.ring_bytes_for`)
 is full, or whose unmerged iterations would pass the cap
-(:func:`holdem.runtime.worker.unmerged_cap`), waits, as a real one blocks on its pipe, until
+(:func:`holdem.runtime.flush.unmerged_cap`), waits, as a real one blocks on its pipe, until
 merges free its ring or bring it under the cap.
 
 So the flush-to-merge delay is not an input: it comes out of the records' real sizes and these

@@ -1,7 +1,7 @@
 """A deterministic stand-in for W workers, in this process: what parallelism does to convergence.
 
 On W cores each worker runs its batch against the shared store in flushes
-(:func:`holdem.runtime.worker.flush_iterations` iterations, a delta record after each); it sees
+(:func:`holdem.runtime.flush.flush_iterations` iterations, a delta record after each); it sees
 its own updates at once (its delta buffer), the other workers' flushes once the main process has
 merged them, and their unflushed iterations not at all. :class:`LaggedExecutor` reproduces that
 order on one core: W simulated workers, each the same :class:`holdem.runtime.worker.BatchRunner`
@@ -14,7 +14,7 @@ each worker's clock advances by its slices' decision-node visits and its flushes
 nominal costs, and a simulated main process wakes for arrivals, merges everything that arrived
 in one pass whose length follows from the records, and pauses for DCFR sweeps; a worker whose
 ring is full, or whose unmerged iterations would pass the process executor's cap
-(:func:`holdem.runtime.worker.unmerged_cap`), waits for merges. So the flush-to-merge delay
+(:func:`holdem.runtime.flush.unmerged_cap`), waits for merges. So the flush-to-merge delay
 grows with the worker count and the record sizes as the real one does, and nothing depends on
 this machine's timers: a seed gives the same figures on a quiet and on a loaded machine. With
 ``delay`` set, a record is instead merged once the simulated workers together have run
@@ -40,12 +40,11 @@ from holdem import config as config_mod
 from holdem.delta import records
 from holdem.delta.merge import MergeScratch, RowMerger, merge_threads, reason
 from holdem.runtime.executor import BatchResult
+from holdem.runtime.flush import FlushPolicy
 from holdem.runtime.lag_model import MainProcess, core_share, costs_for
 from holdem.runtime.process import PIPELINE, batch_size_for, merge_pass
 from holdem.runtime.ring import ring_bytes_for
-from holdem.runtime.worker import (BatchRunner, FlushPacer, batch_rng_state, flush_iterations,
-                                   flush_text, largest_flush, pair_flush, record_bytes_at,
-                                   unmerged_cap)
+from holdem.runtime.worker import BatchRunner, batch_rng_state, record_bytes_at
 from holdem.store.store import read_only_view
 
 CHUNKS = 8
@@ -78,9 +77,9 @@ class LaggedExecutor:
     iterations later when that is given. ``costs``: the model's
     :class:`holdem.runtime.lag_model.Costs` (None: the game's); ``cores``: the simulated
     machine's (None: a core per process; fewer makes the main process share them); ``pace``:
-    pace flushes as the process executor does (:class:`holdem.runtime.worker.FlushPacer`);
+    pace flushes as the process executor does (:class:`holdem.runtime.flush.FlushPacer`);
     ``cap``: hold each worker's unmerged iterations to the process executor's cap
-    (:func:`holdem.runtime.worker.unmerged_cap`; not with ``delay``, whose main process keeps
+    (:func:`holdem.runtime.flush.unmerged_cap`; not with ``delay``, whose main process keeps
     up, nor with one delta per batch, as Ray's workers are not capped)."""
 
     allocator = None
@@ -94,20 +93,22 @@ class LaggedExecutor:
         # As the process executor configures its workers: the resolved worker count.
         self.config = config_mod.with_overrides(config, train={"num_workers": self.num_workers})
         self.batch_size = batch_size or config.train.batch_size or None
-        self.flush = flush or flush_iterations(self.config, self.num_workers)   # None: per batch
         self.one_delta_per_batch = bool(one_delta_per_batch)
         self.delay = None if delay is None else int(delay)
         self.costs = costs or costs_for(game)
         self.cores = self.num_workers + 1 if cores is None else int(cores)
         self.share = core_share(self.num_workers, self.cores)
         modelled = self.delay is None and not self.one_delta_per_batch
-        self.cap = (unmerged_cap(self.config, self.num_workers)
-                    if cap and modelled else None)
+        # The process executor's flush policy for W workers, paced on the model's clock (not
+        # with ``delay``: that main process has no load).
+        self.flushes = FlushPolicy(self.config, self.num_workers, flush=flush,
+                                   pace=pace and delay is None, capped=cap and modelled)
+        self.pacer = self.flushes.pacer
+        self.cap = self.flushes.cap
         # The rings as the process pool sizes them, from a probe on a runner of its own (the
         # simulated workers' state stays as it was).
         self.ring_bytes = ring_bytes_for(record_bytes_at(
-            game, self.config, largest_flush(self.config, self.num_workers))
-            if modelled else None)
+            game, self.config, self.flushes.largest) if modelled else None)
         self.main = MainProcess(self.costs, merge_threads(self.config, self.num_workers),
                                 self.share, self.ring_bytes)
         self.view = None
@@ -121,10 +122,6 @@ class LaggedExecutor:
         self.stats = {"merged": 0, "iters": 0, "passes": 0, "delay": 0.0, "work": 0.0,
                       "waits": 0, "waited": 0.0, "most_unmerged": 0}
         self._steps = 0                         # DCFR sweeps seen
-        # Paced as the process executor's flushes, on the model's clock (not with ``delay``:
-        # that main process has no load).
-        self.pacer = FlushPacer(self.config, self.num_workers)
-        self.pacer.active = self.pacer.active and delay is None and pace
         self._ran_iters, self._ran_seconds = 0, 0.0     # all flushes so far: nominal rate
 
     def prepare(self, view):
@@ -158,8 +155,7 @@ class LaggedExecutor:
         if self.one_delta_per_batch:
             flush = batch.n
         else:
-            flush = self.pacer.flush(pair_flush(self.flush, batch.n,
-                                                self.view.store.num_infosets), batch.n)
+            flush = self.flushes.batch(batch.n, self.view.store.num_infosets)
         w.queue.append((batch, read_only_view(self.view.store.arrays), flush))
 
     def in_flight(self):
@@ -300,7 +296,7 @@ class LaggedExecutor:
         s = self.stats
         for end, recs in passes:
             out += self._merge_records(recs, end)
-            self.pacer.observe(end, self.main.busy, s["merged"], s["iters"], s["work"])
+            self.flushes.observe(end, self.main.busy, s["merged"], s["iters"], s["work"])
         return out
 
     def _merge_due(self, everything=False):
@@ -337,7 +333,7 @@ class LaggedExecutor:
 
     def summary(self, view):
         head = (f"lagged executor: {self.num_workers} simulated workers, "
-                f"{'one delta per batch' if self.one_delta_per_batch else flush_text(self.flush)}")
+                f"{'one delta per batch' if self.one_delta_per_batch else self.flushes.text()}")
         if self.delay is not None:
             return [f"{head}, merged {self.delay:,} iterations later"]
         s, main = self.stats, self.main

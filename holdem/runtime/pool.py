@@ -7,9 +7,10 @@ returning the same bytes) replaces :class:`ProcessPool` without touching the exe
 loop. Besides moving batches (``start``, ``submit``, ``wait``, ``restart``, ``close``) a pool
 owns the policy that depends on where workers run, and the executor asks it:
 
-- **flushes** -- how many iterations a worker runs between two deltas (``batch_flush``,
-  ``flush_text``): workers that read the live store flush often (:func:`flush_iterations`,
-  :func:`pair_flush`); Ray's send one delta per batch;
+- **flushes** -- ``flush_policy``: how many iterations a worker runs between two deltas, the
+  cap on a worker's unmerged iterations before it waits, and how the run's messages say it, as
+  one :class:`holdem.runtime.flush.FlushPolicy`: workers that read the live store flush often
+  and are capped; Ray's send one delta per batch (:class:`~holdem.runtime.flush.OneDeltaPerBatch`);
 - **own-delta weight** -- the default of ``train.own_delta_weight`` in the workers' config
   (``worker_config``);
 - **transport** -- the :class:`holdem.runtime.ring.Inbox` frames are read into (``inbox``:
@@ -18,8 +19,6 @@ owns the policy that depends on where workers run, and the executor asks it:
   :class:`holdem.runtime.replica.StoreLog` of the store's changes), ``merged`` (publish how
   many of a worker's iterations are merged) and ``sync`` (called after each merge pass: send
   them);
-- **staleness** -- ``unmerged_cap``: the most unmerged iterations a worker may have before it
-  waits (:func:`holdem.runtime.worker.unmerged_cap`; None: its workers are not capped);
 - **reporting** -- ``describe``, ``scalars(iters)``, ``reset_window()``, ``summary(iters,
   seconds)``.
 
@@ -44,9 +43,9 @@ from multiprocessing.connection import wait as mp_wait
 from holdem import config as config_mod
 from holdem.metrics import log
 from holdem.runtime import frames, protocol
+from holdem.runtime.flush import FlushPolicy
 from holdem.runtime.ring import Inbox, Rings, ring_bytes_for
-from holdem.runtime.worker import (flush_iterations, flush_text, pair_flush, unmerged_cap,
-                                   worker_main)
+from holdem.runtime.worker import worker_main
 
 
 MAX_FRAMES = 64                 # frames read from one worker in one wait (the others' turn)
@@ -129,23 +128,15 @@ class Pool:
         """Where the workers run, for the run's start message."""
         return "workers"
 
-    def batch_flush(self, config, num_workers, n, num_infosets):
-        """Iterations between two deltas of a batch of ``n`` iterations (None: one delta for
-        the batch), with ``num_infosets`` in the store."""
-        return pair_flush(flush_iterations(config, num_workers), n, num_infosets)
-
-    def flush_text(self, config, num_workers):
-        """How the workers flush, for the run's start message."""
-        return flush_text(flush_iterations(config, num_workers))
+    def flush_policy(self, config, num_workers):
+        """How these workers flush and how many unmerged iterations they may have before they
+        wait for the main process (:class:`holdem.runtime.worker.UnmergedGate`): a
+        :class:`holdem.runtime.flush.FlushPolicy`, asked once for the run."""
+        return FlushPolicy(config, num_workers)
 
     def inbox(self):
         """The :class:`holdem.runtime.ring.Inbox` ``wait`` reads the workers' frames into."""
         return Inbox()
-
-    def unmerged_cap(self, config, num_workers):
-        """The most unmerged iterations one of these workers may have before it waits for the
-        main process (:class:`holdem.runtime.worker.UnmergedGate`); None: not capped."""
-        return unmerged_cap(config, num_workers)
 
     def merged(self, i, iterations):
         """After a merge pass: ``iterations`` of worker ``i``'s are merged since it started
@@ -211,11 +202,9 @@ class ProcessPool(Pool):
     def describe(self):
         return self.start_method or self.ctx.get_start_method()
 
-    def flush_text(self, config, num_workers):
-        text = super().flush_text(config, num_workers)
-        if self.rings is None:
-            return text
-        return f"{text}, into rings of {self.rings.ring_bytes >> 20} MiB"
+    def flush_policy(self, config, num_workers):
+        into = None if self.rings is None else f"rings of {self.rings.ring_bytes >> 20} MiB"
+        return FlushPolicy(config, num_workers, into=into)
 
     def inbox(self):
         return Inbox(self.rings)

@@ -9,14 +9,14 @@ Each call of :meth:`ProcessExecutor.results`:
    add the rows the store holds on the merge threads (shard ranges, one writer per row), and
    insert the new ones, growing the shared store if needed (a new generation);
 3. answers the workers that wait for their records to be merged (a worker's unmerged
-   iterations are capped: :func:`holdem.runtime.worker.unmerged_cap`), and publishes how many of
+   iterations are capped: :func:`holdem.runtime.flush.unmerged_cap`), and publishes how many of
    each worker's iterations are merged (``pool.merged``);
 4. re-issues the batches of workers that died or stayed silent for ``worker_timeout`` seconds to
    their replacements (a batch's random stream depends only on the seed and its first iteration,
    so the redo is the same work), and unlinks store generations no worker can still be told about.
 
 Each worker keeps ``PIPELINE`` batches queued, so it never waits for the main process, and sends
-a delta every :func:`flush_iterations` iterations of a batch (the batch stays the unit of
+a delta every few iterations of a batch (:mod:`holdem.runtime.flush`; the batch stays the unit of
 scheduling): workers read the live shared store, so they lag the merged truth by the other
 workers' unflushed iterations, about (W - 1) x flush / 2, plus the flush-to-merge delay; a
 row a flush alone touched waits in its worker until the row's next touch or the batch's end
@@ -27,8 +27,9 @@ restart budget (:class:`holdem.runtime.pool.RestartBudget`, the same for every p
 the run with :class:`WorkerFailure`. When the main process dies, the kernel kills its workers
 (:func:`holdem.runtime.worker.die_with_parent`); the next run removes its shared-memory files.
 ``pool`` is the seam to where workers run (:class:`holdem.runtime.pool.Pool`): the executor asks
-it how batches flush, which inbox frames arrive in, whether to log the store's changes and what
-follows a merge pass, and decides none of that itself.
+it how batches flush (a :class:`holdem.runtime.flush.FlushPolicy`), which inbox frames arrive
+in, whether to log the store's changes and what follows a merge pass, and decides none of that
+itself.
 """
 
 import contextlib
@@ -40,10 +41,10 @@ from holdem.delta.merge import (MergeScratch, RowMerger, merge_arena, merge_one,
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
 from holdem.runtime.executor import Batch, BatchResult
+from holdem.runtime.flush import largest_flush
 from holdem.runtime.pool import RestartBudget, WorkerDied, WorkerFailure
 from holdem.runtime.ring import Inbox
-from holdem.runtime.worker import (BatchRunner, FlushPacer, batch_rng_state, largest_flush,
-                                   record_bytes_at)
+from holdem.runtime.worker import BatchRunner, batch_rng_state, record_bytes_at
 from holdem.solver.solver import regret_floor_at
 from holdem.store.store import RegretStore, read_only_view
 
@@ -160,11 +161,11 @@ class ProcessExecutor:
         # once, so this is a measured lower bound of a worker's unmerged iterations (the cap,
         # unmerged_cap, is the upper one). Run-long and per TensorBoard window.
         self.unmerged_seen = self._window_seen = 0
-        self.cap = None                 # the pool's unmerged_cap, from start()
+        self.cap = None                 # the flush policy's, from start()
         self._window = dict(self.stats)
         self._window_start = None
         self._cpu_start = None
-        self.pacer = FlushPacer(config, self.num_workers)
+        self._flushes = None            # the pool's FlushPolicy (flushes)
         self._woke_ns = 0               # when the last pool.wait returned
         self._pass_end_ns = 0           # when the last merge pass ended
         self._waited = 0.0              # seconds blocked in pool.wait since the start
@@ -183,7 +184,8 @@ class ProcessExecutor:
         store, merger = RegretStore(16), RowMerger()
         merge_one(store, merger, record, -1.0, game=self.game)
         merge_one(store, merger, record, -1.0, game=self.game)          # rows it holds now
-        # The largest record a worker can make, for its ring (a few tenths of a second).
+        # The largest record a worker can make, for its ring (a few tenths of a second; the pool
+        # that gives the flush policy is made from it).
         self.record_bytes = record_bytes_at(self.game, self.config,
                                             largest_flush(self.config, self.num_workers), runner)
         return time.perf_counter() - start
@@ -195,9 +197,9 @@ class ProcessExecutor:
                                        lambda: (view.store, self.allocator.generation, self.log),
                                        record_bytes=self.record_bytes)
         view.info(f"starting {self.num_workers} workers ({self.pool.describe()}), "
-                  f"{self.pool.flush_text(self.config, self.num_workers)}")
+                  f"{self.flushes.text()}")
         self.inbox = self.pool.inbox()
-        self.cap = self.pool.unmerged_cap(self.config, self.num_workers)
+        self.cap = self.flushes.cap
         self.log = self.pool.store_log(view.dcfr.steps)
         self.pool.start()
         deadline = time.monotonic() + READY_TIMEOUT
@@ -230,12 +232,19 @@ class ProcessExecutor:
         self.queue.append(batch)
         self._send()
 
+    @property
+    def flushes(self):
+        """How the pool's workers flush (:meth:`holdem.runtime.pool.Pool.flush_policy`, asked
+        once)."""
+        if self._flushes is None:
+            self._flushes = self.pool.flush_policy(self.config, self.num_workers)
+        return self._flushes
+
     def _flush_of(self, batch):
-        """The batch's flush, as the pool has it (None: one delta for the batch). Before a run
-        is attached (tests drive the executor alone) the store counts as empty."""
+        """The batch's flush (None: one delta for the batch). Before a run is attached (tests
+        drive the executor alone) the store counts as empty."""
         infosets = self.view.store.num_infosets if self.view is not None else 0
-        return self.pacer.flush(self.pool.batch_flush(self.config, self.num_workers, batch.n,
-                                                      infosets), batch.n)
+        return self.flushes.batch(batch.n, infosets)
 
     def _send(self):
         """Hand queued batches to workers with free pipeline slots, emptiest first."""
@@ -334,7 +343,7 @@ class ProcessExecutor:
         now = time.perf_counter()
         busy = now - self._run_start - (self._waited - self._waited_start)
         s = self.stats
-        self.pacer.observe(now, busy, s["merges"], s["delta_iters"], s["work_seconds"])
+        self.flushes.observe(now, busy, s["merges"], s["delta_iters"], s["work_seconds"])
 
     def _ready_messages(self, trouble):
         """Frames of workers that are not ready yet are their ready messages."""
@@ -548,7 +557,7 @@ class ProcessExecutor:
         main_cpu = time.process_time() - (self._cpu_start or time.process_time())
         delay = s["delay_seconds"] / s["merges"]
         wake = s["wake_seconds"] / s["wakes"] if s["wakes"] else float("nan")
-        paced = self.pacer.highest
+        paced = self.flushes.pacer.highest
         return [f"merge: {1e3 * s['merge_seconds'] / s['merges']:.3f} ms/delta "
                 f"({s['merge_seconds'] / seconds:.1%} of a core, {s['merges'] / s['passes']:.1f} "
                 f"deltas/pass); {ran / s['merges']:.0f} iterations/delta"

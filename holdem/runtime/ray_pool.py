@@ -38,6 +38,7 @@ from holdem import config as config_mod
 from holdem.delta.merge import merge_threads
 from holdem.metrics import format_bytes, log
 from holdem.runtime import protocol, shm
+from holdem.runtime.flush import OneDeltaPerBatch
 from holdem.runtime.pool import Pool, WorkerDied
 from holdem.runtime.ray_cluster import (actor_failure, alive_nodes, cluster_workers, connect,
                                         disconnect, first_line, match_niceness)
@@ -133,14 +134,8 @@ class RayPool(Pool):
     def describe(self):
         return "Ray actors"
 
-    def unmerged_cap(self, config, num_workers):
-        return None                     # one delta per batch, returned by the actor's call
-
-    def batch_flush(self, config, num_workers, n, num_infosets):
-        return None
-
-    def flush_text(self, config, num_workers):
-        return "a delta every batch"
+    def flush_policy(self, config, num_workers):
+        return OneDeltaPerBatch(config, num_workers)    # returned by the actor's call
 
     def store_log(self, steps):
         return StoreLog(steps)

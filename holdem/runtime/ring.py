@@ -73,7 +73,7 @@ def ring_bytes_for(record_bytes):
     """The bytes of a ring whose worker's records are at most ``record_bytes`` long (None:
     unknown): RECORDS_PER_RING of them, in whole MiB, at least DEFAULT_BYTES and at most
     MAX_BYTES. A worker's unmerged records are capped in iterations
-    (:func:`holdem.runtime.worker.unmerged_cap`), and its flushes with them, so a ring that
+    (:func:`holdem.runtime.flush.unmerged_cap`), and its flushes with them, so a ring that
     takes a few of its largest records holds its backlog too: nothing goes through the pipe
     in steady state. (``hunl_blueprint`` at 15 workers: a record of the cap's 1,428 iterations
     is about 10 MB against an empty store, where 8 MB rings sent every record over 2 MB

@@ -24,6 +24,7 @@ from holdem.delta import records
 from holdem.delta.split import ColdRows, DeltaSplitter, HeldStrategy
 from holdem.games import make_game
 from holdem.runtime import frames, protocol
+from holdem.runtime.flush import unmerged_cap
 from holdem.runtime.ring import RECORDS_PER_RING, RingWriter, encode_wait
 from holdem.runtime.shm import Segment
 from holdem.solver.solver import make_params, make_workspace, run_kernel, sweep_boundary
@@ -31,140 +32,6 @@ from holdem.store.store import RegretStore, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0
 _PR_SET_PDEATHSIG = 1                   # prctl option (linux/prctl.h)
-# How far behind the shared store a worker reads: about (W - 1) x flush / 2 iterations of the
-# other workers' updates it cannot see yet. A flush of LAG_ITERATIONS / (W - 1) iterations keeps
-# that the same at every worker count (measured with tools/bench_convergence.py;
-# docs/parallel.md). Two workers flush less often (:func:`pair_flush`): each misses only the
-# other's updates, and the per-flush costs (split, send, merge) are what keep them from using
-# their two cores (hunl_default, 2 workers over one core, median of five pairs: 1.28x with a
-# delta every 700 iterations, 1.35x every 1,400, 1.37x-1.41x every 2,800, 1.51x with one per
-# batch of about 11,000). But the lag costs worth: where every row is hot (Leduc, 2 workers,
-# 3 M / 20 M iterations: 1.04x / 1.07x the in-process exploitability with a delta every 700
-# iterations, 1.31x / 1.24x with one per 2,880-iteration batch), so their flush is at most one
-# iteration per stored infoset; and on hunl_default beyond PAIR_MAX_FLUSH (2 workers against
-# in-process at 2 M iterations: +0.1 +- 12.8 mbb/hand every 2,800, -1.4 +- 12.8 every 5,000,
-# -16.2 +- 12.9 with one delta per batch).
-LAG_ITERATIONS = 700
-PAIR_MAX_FLUSH = 5000
-MIN_FLUSH = 32
-
-
-def flush_iterations(config, num_workers):
-    """Iterations a worker runs between two deltas: ``train.flush_iters``, or with 0
-    LAG_ITERATIONS / (W - 1), at least MIN_FLUSH, for three or more workers and None (decided
-    per batch by :func:`pair_flush`) for one or two."""
-    n = config.train.flush_iters
-    if n > 0:
-        return n
-    if num_workers <= 2:
-        return None
-    return max(MIN_FLUSH, LAG_ITERATIONS // (num_workers - 1))
-
-
-def pair_flush(flush, n, num_infosets):
-    """The flush of a batch of ``n`` iterations: ``flush`` (:func:`flush_iterations`), or where
-    that is None as many iterations as the store has infosets, at least LAG_ITERATIONS and at
-    most PAIR_MAX_FLUSH and the batch (so ``hunl_default``'s 2 workers send a delta every
-    5,000 iterations, Leduc's every 700)."""
-    if flush is not None:
-        return flush
-    return max(1, min(n, PAIR_MAX_FLUSH, max(LAG_ITERATIONS, int(num_infosets))))
-
-
-# The share of the main process's time that merging records may take before flushes grow
-# (:class:`FlushPacer`): 15 workers flushing every 50 iterations of hunl_default sent 5,000
-# records a second, the main process fell behind, and a flush waited 41,785 iterations for its
-# merge where the lag rule assumes a few hundred (docs/parallel.md, 16-core machine).
-MAIN_BUSY_TARGET = 0.5
-PACE_WINDOW_SECONDS = 0.01
-PACE_WINDOW_RECORDS = 8
-# A record's main-process cost until one is measured (the 2-core machine: 0.08 ms and 2.4 ns
-# per byte merged, plus 0.2 ms per pass; docs/parallel.md): batches queue up before the first
-# measurement, so the first flushes are paced on this.
-PRIOR_RECORD_SECONDS = 100e-6
-
-
-class FlushPacer:
-    """Raises the workers' flush when the main process cannot keep up with their records.
-
-    :meth:`observe` takes cumulative counts after each merge pass: the main process's busy
-    seconds, the records it merged, their iterations and their workers' traversal seconds.
-    Every window of PACE_WINDOW_SECONDS and PACE_WINDOW_RECORDS records it sets :attr:`floor`,
-    the flush at which the workers' records would take MAIN_BUSY_TARGET of the main process:
-    the W workers' rate (W times the window's iterations over their traversal seconds -- what
-    they run, not what a main process that is behind merges) times the busy seconds per
-    record (PRIOR_RECORD_SECONDS before the first window), over the target. :meth:`flush`
-    applies the floor to a flush the rules above chose. The executors' clocks differ (the
-    process executor's is the wall clock, the lag simulator's its model's); the rule is the
-    same. A flush set in the config (``train.flush_iters``) is not paced, nor are one or two
-    workers' (:func:`pair_flush` sizes theirs from the store, and on the 2-core machine the
-    main process's share of the wall clock counts the time the workers' cores were taken
-    from it, which is not a backlog)."""
-
-    def __init__(self, config, num_workers):
-        self.active = config.train.flush_iters == 0 and int(num_workers) > 2
-        self.num_workers = int(num_workers)
-        self.floor = 0
-        self.highest = 0
-        self._last = None               # the counts at the window's start
-
-    def observe(self, now, busy, records, iterations, work_seconds):
-        if not self.active:
-            return
-        last = self._last
-        if last is None or work_seconds <= last[4]:
-            if last is None and work_seconds > 0:
-                rate = self.num_workers * iterations / work_seconds
-                self.floor = int(rate * PRIOR_RECORD_SECONDS / MAIN_BUSY_TARGET)
-                self._last = (now, busy, records, iterations, work_seconds)
-            return
-        t0, b0, r0, i0, w0 = last
-        if now - t0 < PACE_WINDOW_SECONDS or records - r0 < PACE_WINDOW_RECORDS:
-            return
-        rate = self.num_workers * (iterations - i0) / (work_seconds - w0)
-        self.floor = int(rate * (busy - b0) / (records - r0) / MAIN_BUSY_TARGET)
-        self.highest = max(self.highest, self.floor)
-        self._last = (now, busy, records, iterations, work_seconds)
-
-    def flush(self, flush, n):
-        """``flush`` (of a batch of ``n`` iterations; None: one delta per batch), paced."""
-        if flush is None or not self.active:
-            return flush
-        return min(int(n), max(flush, self.floor))
-
-
-# A worker's unmerged iterations -- those of its records the main process has not merged yet,
-# plus those of the flush it runs -- are capped (train.max_unmerged_iters; 0: UNMERGED_BUDGET /
-# (W - 1)), so that a worker never reads a store that lacks more than UNMERGED_BUDGET of the
-# other workers' iterations, however far the main process falls behind: on the 16-core machine
-# 15 unpaced workers ran on a store 41,785 iterations behind (docs/parallel.md), about 2,800 of
-# each worker's, and lost -254.6 mbb/hand. The budget leaves the runs that keep up alone: 2
-# workers (20,000 a worker) flush every 5,000 iterations at most and have one or two records
-# unmerged; 15 workers paced at the 16-core machine's speed (1,428 a worker) are modelled with
-# flushes of 442 merged 547 iterations late.
-UNMERGED_BUDGET = 20_000
-
-
-def unmerged_cap(config, num_workers):
-    """The most unmerged iterations a worker process may have (see UNMERGED_BUDGET):
-    ``train.max_unmerged_iters``, or with 0 UNMERGED_BUDGET / (W - 1), at least MIN_FLUSH."""
-    n = config.train.max_unmerged_iters
-    if n > 0:
-        return int(n)
-    return max(MIN_FLUSH, UNMERGED_BUDGET // max(1, int(num_workers) - 1))
-
-
-def largest_flush(config, num_workers):
-    """The most iterations one flush of a worker process can have: its flush is cut to the cap
-    (:func:`unmerged_cap`), and is at most ``train.flush_iters`` where that is set (not paced)
-    and PAIR_MAX_FLUSH for one or two workers (:func:`pair_flush`)."""
-    cap = unmerged_cap(config, num_workers)
-    flush = flush_iterations(config, num_workers)
-    if config.train.flush_iters > 0:
-        return min(cap, flush)
-    return min(cap, PAIR_MAX_FLUSH) if flush is None else cap
-
-
 # Record sizes are estimated from two flushes against an empty store (every row is new, and
 # travels with its key: on hunl_default and hunl_blueprint such a record is as large as or
 # larger than one against a warm store, per iteration), extrapolated as a power of the flush.
@@ -191,7 +58,8 @@ class Stopped(Exception):
 
 
 class UnmergedGate:
-    """A worker process's side of the cap on its unmerged iterations (:func:`unmerged_cap`).
+    """A worker process's side of the cap on its unmerged iterations
+    (:func:`holdem.runtime.flush.unmerged_cap`).
 
     Before each flush of ``k`` iterations the worker asks :meth:`admit`: its unmerged
     iterations -- those of the records it sent (:meth:`sent`) less those merged, as the main
@@ -255,15 +123,6 @@ class UnmergedGate:
             return self.conn.recv_bytes()
         except (EOFError, OSError):
             raise Stopped("the main process closed the pipe") from None
-
-
-def flush_text(flush):
-    """How a run's workers flush, for its messages: ``flush`` as :func:`flush_iterations`
-    returns it."""
-    if flush is None:
-        return (f"a delta every {LAG_ITERATIONS:,} to {PAIR_MAX_FLUSH:,} iterations (one "
-                "iteration per stored infoset)")
-    return f"a delta every {flush:,} iterations"
 
 
 def holds_cold_rows(config, num_workers):
