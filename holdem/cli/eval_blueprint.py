@@ -15,12 +15,24 @@ announces the compilation of its kernels on stderr. With ``--history FILE`` the 
 ``--history-hands`` hands of each match (``--vs``, ``--vs-checkpoint``) go to FILE in the Poker
 Hand History format (:mod:`holdem.analysis.matches.hand_history`); the match's numbers do not
 change.
+
+Imported when the command runs, not with this module: LBR, the cross-menu match (on LBR's hand
+kernels) and the re-solving bot (about 0.15 s each), so that ``--help`` and the flag errors stay
+quick.
 """
 
 import sys
 
+from holdem import checkpoint as ckpt
+from holdem.analysis import evaluation
+from holdem.analysis.blueprint import Blueprint
+from holdem.analysis.matches.hand_history import check_replaceable, chips_comment, write
+from holdem.analysis.matches.headtohead import blueprint_store, head_to_head_hands
 from holdem.cli.common import ArgumentParser, checkpoint_file, output_file, run_main
+from holdem.config import ConfigError
+from holdem.games.checkpointed import game_of_checkpoint
 from holdem.games.interface import EXACT, LINES
+from holdem.metrics import compile_notice
 
 
 HISTORY_HANDS = 100
@@ -125,13 +137,10 @@ def main(argv=None):
         if broken:
             parser.error(message)
     if args.history:
-        from holdem.analysis.matches.hand_history import check_replaceable
-
         try:
             check_replaceable(args.history)
         except ValueError as exc:
             parser.error(f"--history: {exc}")
-    from holdem.metrics import compile_notice
 
     path, game, config = _checkpoint_game(args.checkpoint)
     exact = game.supports(EXACT)                # LBR is exact there: no kernel to compile
@@ -209,9 +218,6 @@ def _lbr_settings(texts):
 def _checkpoint_game(checkpoint):
     """(file, game, config) of a checkpoint file or logdir, from its header alone (the arrays
     are read by what evaluates it)."""
-    from holdem import checkpoint as ckpt
-    from holdem.games.checkpointed import game_of_checkpoint
-
     path = ckpt.resolve(checkpoint)
     header, _ = ckpt.read_header(path)
     return (path, *game_of_checkpoint(ckpt.Checkpoint(path=path, header=header, arrays={})))
@@ -219,9 +225,6 @@ def _checkpoint_game(checkpoint):
 
 def _check_game(args, path, game, exact, plays, lbr):
     """The rules between the flags and the checkpoint's game (ConfigError naming the file)."""
-    from holdem.analysis import evaluation
-    from holdem.config import ConfigError
-
     if args.resolve:
         if not game.supports(LINES):
             raise ConfigError(f"{path}: --resolve needs heads-up No-Limit Hold'em")
@@ -243,16 +246,10 @@ def _check_game(args, path, game, exact, plays, lbr):
 
 
 def _blueprint(path, game, config):
-    from holdem import checkpoint as ckpt
-    from holdem.analysis.blueprint import Blueprint
-
     return Blueprint(ckpt.load(path, mmap=True), game, config)
 
 
 def _exact(args, path, game):
-    from holdem import checkpoint as ckpt
-    from holdem.analysis import evaluation
-
     checkpoint = ckpt.load(path)
     store = ckpt.store_from_checkpoint(checkpoint, game)
     print(f"checkpoint: {checkpoint.path}")
@@ -273,8 +270,6 @@ def _exact(args, path, game):
 
 
 def _measure(metric, store, seed, where):
-    from holdem.config import ConfigError
-
     try:
         return metric().measure(store, seed=seed)
     except ValueError as exc:
@@ -282,10 +277,6 @@ def _measure(metric, store, seed, where):
 
 
 def _play(args, bp):
-    from holdem.analysis import evaluation
-    from holdem.analysis.blueprint import Blueprint
-    from holdem.analysis.matches.headtohead import blueprint_store, head_to_head_hands
-
     print(f"checkpoint: {bp.checkpoint.path}")
     print(f"iterations: {bp.metadata['iterations']}")
     store = blueprint_store(bp)
@@ -338,8 +329,6 @@ def _play(args, bp):
 
 
 def _resolve(args, bp):
-    from holdem.analysis.blueprint import Blueprint
-    from holdem.config import ConfigError
     from holdem.subgame.lbr import resolve_lbr
     from holdem.subgame.match import resolve_match
     from holdem.subgame.resolving import CACHE_BYTES
@@ -387,7 +376,6 @@ def _cross_menu(bp, opponent, args):
     """--vs-checkpoint with another bet menu: the two meet on the real game, each through its
     own translation (:func:`holdem.analysis.matches.crossmatch.cross_match`)."""
     from holdem.analysis.matches.crossmatch import cross_match
-    from holdem.config import ConfigError
 
     name = str(opponent.checkpoint.path)
     if args.history:
@@ -423,9 +411,6 @@ def _paper_table(measured, bp):
 
 
 def _write_history(path, hands, bp):
-    from holdem.analysis.matches.hand_history import chips_comment, write
-    from holdem.config import ConfigError
-
     comment = (f"holdem eval_blueprint --checkpoint {bp.checkpoint.path}:",
                "the first hands of each match; A is the blueprint, B the opponent, _deal the "
                "duplicate deal.", *chips_comment(bp.game.rules.table.chips_per_bb))
