@@ -317,7 +317,7 @@ def main(argv=None):
         training.train(config, tmp / "run", resume_from=path, progress=False,
                        executor=executor)
     s = executor.stats
-    cpu, wall = executor.last[0] - executor._cpu_start, executor.last[1] - executor._run_start
+    cpu, wall = executor.last[0] - executor.report.cpu_start, executor.last[1] - executor._run_start
     merged, iters = s["merges"], s["delta_iters"]
     payloads = payloads[0] + payloads[1]        # as many of each kind as a batch sends
     row_counts = [rows_of(p) for p in payloads]

@@ -38,10 +38,11 @@ import time
 from holdem.delta import records
 from holdem.delta.merge import (MergeScratch, RowMerger, merge_arena, merge_one, merge_threads,
                                 reason)
-from holdem.metrics import format_bytes, log
+from holdem.metrics import log
 from holdem.runtime import protocol, shm
 from holdem.runtime.executor import Batch, BatchResult
 from holdem.runtime.flush import largest_flush
+from holdem.runtime.merge_report import MergeReport
 from holdem.runtime.pool import RestartBudget, WorkerDied, WorkerFailure
 from holdem.runtime.ring import Inbox
 from holdem.runtime.worker import BatchRunner, batch_rng_state, record_bytes_at
@@ -153,18 +154,9 @@ class ProcessExecutor:
         self.record_bytes = None        # the largest record a worker makes, from prepare()
         self.workers = [_Worker() for _ in range(self.num_workers)]
         self.queue = []                 # batches to send, re-issued ones first
-        self.stats = {"merge_seconds": 0.0, "merges": 0, "passes": 0, "delta_bytes": 0,
-                      "delta_iters": 0, "visits": 0, "restarts": 0, "delay_seconds": 0.0,
-                      "work_seconds": 0.0, "wake_seconds": 0.0, "wakes": 0,
-                      "unmerged_waits": 0, "unmerged_wait_seconds": 0.0, "piped": 0}
-        # The most iterations of one worker's records one pass merged: all were unmerged at
-        # once, so this is a measured lower bound of a worker's unmerged iterations (the cap,
-        # unmerged_cap, is the upper one). Run-long and per TensorBoard window.
-        self.unmerged_seen = self._window_seen = 0
+        self.report = MergeReport(self.num_workers)
+        self.stats = self.report.stats  # the run's counters (holdem.runtime.merge_report)
         self.cap = None                 # the flush policy's, from start()
-        self._window = dict(self.stats)
-        self._window_start = None
-        self._cpu_start = None
         self._flushes = None            # the pool's FlushPolicy (flushes)
         self._woke_ns = 0               # when the last pool.wait returned
         self._pass_end_ns = 0           # when the last merge pass ended
@@ -209,8 +201,7 @@ class ProcessExecutor:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"workers did not start within {READY_TIMEOUT:.0f} s")
             self.results(1.0)
-        self._cpu_start = time.process_time()
-        self._window_start = self._run_start = time.perf_counter()
+        self._run_start = self.report.start()
         self._waited_start = self._waited
 
     # -- batches ---------------------------------------------------------------------------
@@ -338,7 +329,7 @@ class ProcessExecutor:
         """Let the flush pacer see the main process's load: the wall time since the workers
         started, less the time blocked waiting for them, is what the loop around the merges
         (sweeps, snapshots, evaluations included) kept this process busy."""
-        if self._window_start is None:
+        if self.report.window_start is None:
             return
         now = time.perf_counter()
         busy = now - self._run_start - (self._waited - self._waited_start)
@@ -429,8 +420,7 @@ class ProcessExecutor:
                 first_sent = flush.sent_ns
         for i, n in passed.items():
             self.pool.merged(i, self.workers[i].merged)
-            self.unmerged_seen = max(self.unmerged_seen, n)
-            self._window_seen = max(self._window_seen, n)
+            self.report.merged_at_once(n)
         s["delta_iters"] += iters
         s["visits"] += visits
         s["work_seconds"] += seconds
@@ -484,102 +474,23 @@ class ProcessExecutor:
             if self.log is not None:
                 self.log.release(oldest)
 
-    # -- reporting -------------------------------------------------------------------------
+    # -- reporting (holdem.runtime.merge_report) ----------------------------------------------
+    @property
+    def unmerged_seen(self):
+        return self.report.unmerged_seen
+
     def scalars(self):
-        s, last = self.stats, self._window
-        merges = s["merges"] - last["merges"]
-        iters = s["delta_iters"] - last["delta_iters"]
-        nan = float("nan")
-        return {
-            **self.pool.scalars(iters),
-            "train/merge_ms": 1e3 * (s["merge_seconds"] - last["merge_seconds"]) / merges
-            if merges else nan,
-            "train/merge_passes": s["passes"] - last["passes"],
-            # From a flush's encoding in its worker to its merge here: in seconds, and in the
-            # iterations the run merged meanwhile (what the lag simulator takes as its delay).
-            "train/flush_to_merge_ms": 1e3 * (s["delay_seconds"] - last["delay_seconds"])
-            / merges if merges else nan,
-            "train/flush_to_merge_iters": self._delay_iterations(),
-            "train/delta_bytes_per_iter": (s["delta_bytes"] - last["delta_bytes"]) / iters
-            if iters else nan,
-            "train/worker_idle_frac": self._idle_fraction(),
-            # Work per iteration changes as the strategy does (longer lines, more visits):
-            # iterations/s x visits/iteration is the throughput to compare over time.
-            "train/visits_per_iter": (s["visits"] - last["visits"]) / iters if iters else nan,
-            **self._unmerged_scalars(),
-        }
-
-    def _unmerged_scalars(self):
-        """The cap on a worker's unmerged iterations at work in the window: how often workers
-        waited, the share of their time they waited, and the most unmerged iterations of one
-        worker a pass merged (none where the pool does not cap its workers)."""
-        if self.cap is None:
-            return {}
-        s, last = self.stats, self._window
-        span = time.perf_counter() - (self._window_start or time.perf_counter())
-        waited = s["unmerged_wait_seconds"] - last["unmerged_wait_seconds"]
-        return {"train/unmerged_waits": s["unmerged_waits"] - last["unmerged_waits"],
-                "train/unmerged_wait_frac": waited / (span * self.num_workers)
-                if span > 0 else float("nan"),
-                "train/unmerged_iters_max": self._window_seen}
-
-    def _delay_iterations(self):
-        """The mean flush-to-merge delay of the window, in iterations at its merge rate."""
-        s, last = self.stats, self._window
-        merges = s["merges"] - last["merges"]
-        span = time.perf_counter() - (self._window_start or time.perf_counter())
-        if not merges or span <= 0:
-            return float("nan")
-        rate = (s["delta_iters"] - last["delta_iters"]) / span
-        return rate * (s["delay_seconds"] - last["delay_seconds"]) / merges
-
-    def _idle_fraction(self):
-        span = time.perf_counter() - (self._window_start or time.perf_counter())
-        if span <= 0:
-            return float("nan")
-        busy = sum(w.busy_seconds for w in self.workers)
-        return max(0.0, 1.0 - busy / (span * self.num_workers))
+        return self.report.scalars(self.pool, self.cap, self.workers)
 
     def reset_window(self):
         self.pool.reset_window()
-        self._window = dict(self.stats)
-        self._window_seen = 0
         for w in self.workers:
             w.busy_seconds = 0.0
-        self._window_start = time.perf_counter()
+        self.report.reset_window()
 
     def summary(self, view):
-        s = self.stats
-        if not s["merges"]:
-            return []
-        seconds = max(view.train_seconds(), 1e-9)
-        ran = s["delta_iters"]
-        main_cpu = time.process_time() - (self._cpu_start or time.process_time())
-        delay = s["delay_seconds"] / s["merges"]
-        wake = s["wake_seconds"] / s["wakes"] if s["wakes"] else float("nan")
-        paced = self.flushes.pacer.highest
-        return [f"merge: {1e3 * s['merge_seconds'] / s['merges']:.3f} ms/delta "
-                f"({s['merge_seconds'] / seconds:.1%} of a core, {s['merges'] / s['passes']:.1f} "
-                f"deltas/pass); {ran / s['merges']:.0f} iterations/delta"
-                f"{f' (flushes paced, floor up to {paced:,})' if paced else ''}; flush to merge "
-                f"{1e3 * delay:.2f} ms ({delay * ran / seconds:,.0f} iterations; waking "
-                f"{1e3 * wake:.2f} ms); "
-                f"delta {s['delta_bytes'] / max(ran, 1):.1f} bytes/iteration; "
-                f"store {format_bytes(view.store.used_bytes)} ({format_bytes(view.store.nbytes)} "
-                f"allocated); main process busy "
-                f"{main_cpu / seconds:.1%} of a core; worker restarts {s['restarts']}"
-                f"{self._unmerged_text(seconds)}"] + self.pool.summary(ran, seconds)
-
-    def _unmerged_text(self, seconds):
-        """The merge line's part on the cap on a worker's unmerged iterations."""
-        if self.cap is None:
-            return ""
-        s = self.stats
-        share = s["unmerged_wait_seconds"] / (seconds * self.num_workers)
-        piped = f"; {s['piped']:,} records through the pipe" if s["piped"] else ""
-        return (f"; unmerged iterations capped at {self.cap:,} a worker: "
-                f"{s['unmerged_waits']:,} waits ({share:.1%} of the workers' time), "
-                f"up to {self.unmerged_seen:,} merged in one pass{piped}")
+        paced = self._flushes.pacer.highest if self._flushes is not None else 0
+        return self.report.summary(view, self.pool, self.cap, paced)
 
     def checkpoint_state(self, view):
         # An in-process resume continues with the next batch's stream.
