@@ -295,8 +295,8 @@ class ProcessExecutor:
             self.stats["unmerged_waits"] += 1
         self._ready_messages(trouble)
         if inbox.rings is not None:         # records too large for a ring, or a ring full
-            self.stats["piped"] += inbox.heap.live
-        arena = inbox.arena()
+            self.stats["piped"] += inbox.piped
+        arena = inbox.records()
         out = self._merge(arena, trouble) if arena.count else []
         inbox.release()                     # before restarts: they empty the workers' rings
         self._resume_waiting(trouble)
@@ -338,15 +338,12 @@ class ProcessExecutor:
 
     def _ready_messages(self, trouble):
         """Frames of workers that are not ready yet are their ready messages."""
-        heap = self.inbox.heap
-        for r, i in enumerate(heap.sources):
-            w = self.workers[i]
-            if w.ready or i in trouble:
-                continue
-            heap.drop(r)
+        def expects(i):
+            return not self.workers[i].ready and i not in trouble
+        for i, frame in self.inbox.messages(expects):
             try:
-                protocol.decode_request_or_ready(heap.record(r).tobytes())
-                w.ready = True
+                protocol.decode_request_or_ready(frame)
+                self.workers[i].ready = True
             except protocol.ProtocolError as exc:
                 trouble[i] = f"rejected a malformed ready message ({exc})"
 

@@ -170,10 +170,14 @@ class RingWriter:
 
 
 class Inbox:
-    """What the workers sent in one wait, in the order read: records copied into :attr:`heap`
-    (frames: ready messages, records that did not fit a ring), records named in the rings
-    (notes) and the workers' waits (:attr:`waits`). ``rings``: the :class:`Rings`, or None
-    (every record comes as a frame)."""
+    """What the workers sent in one wait, in the order read: frames copied into :attr:`heap`
+    (ready messages, records that did not fit a ring), records named in the rings (notes) and
+    the workers' waits. ``rings``: the :class:`Rings`, or None (every record comes as a frame).
+
+    It gives them apart: the records to merge as one arena (:meth:`records`), the control
+    messages -- the ready messages of workers not ready yet (:meth:`messages`) and the waits
+    (:attr:`waits`: worker -> (iterations merged it waits for, since)) -- and the notes that
+    named no record (:attr:`bad_notes`)."""
 
     def __init__(self, rings=None):
         self.rings = rings
@@ -261,7 +265,24 @@ class Inbox:
         self.ringed.register(where, note[1], source)
         self.ends[source] = note[2]
 
-    def arena(self):
+    def messages(self, expects):
+        """The control messages among the frames read: the frames of the workers for which
+        ``expects(worker)`` holds (asked frame by frame, so the answer may change after each:
+        a worker not ready yet sends its ready message first), each taken out of the records
+        and yielded as (worker, bytes)."""
+        heap = self.heap
+        for r, i in enumerate(heap.sources):
+            if expects(i):
+                heap.drop(r)
+                yield i, heap.record(r).tobytes()
+
+    @property
+    def piped(self):
+        """Frames that are neither notes nor control messages: records that did not fit a
+        ring (or whatever else a worker sent)."""
+        return self.heap.live
+
+    def records(self):
         """The records to merge, as one arena: the rings' when every live frame was a note,
         else (rare: a ring was full) a copy of everything in the order read."""
         if self.ringed is None:
