@@ -13,7 +13,6 @@ pot, 3.5x and 4x the open, which it reads between a pot 3-bet and all-in: its 3-
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from holdem import config as config_mod
 from holdem.analysis.blueprint import Blueprint
