@@ -9,7 +9,7 @@ import pytest
 from holdem.delta import merge as merge_mod
 from holdem.delta import shard_kernels as dk
 from holdem.delta.merge import RowMerger
-from holdem.delta.split import DeltaSplitter, Group
+from holdem.delta.split import DeltaSplitter, Group, HeldStrategy
 from holdem.store import kernels
 from holdem.store.store import RegretStore, read_only, read_only_view
 
@@ -538,7 +538,6 @@ def test_held_strategy_goes_out_once_a_batch_sorted_and_summed():
     """Flushes of a batch send their regret updates and hold the strategy updates of stored
     rows; the batch's last flush sends every held row once, with the batch's sums, sorted by
     shard and offset within each shard (the main process's order); new rows go out at once."""
-    from holdem.delta.split import HeldStrategy
 
     shared, keys, num_actions = _store(4000, seed=11)
     read = read_only_view(shared.arrays)
@@ -604,7 +603,7 @@ def test_held_strategy_goes_out_early_once_it_fills_its_share_of_a_record():
     record = runner.flush(read_only_view(store.arrays), 0, 0, 0, 0, 200, True, 0.0)
     merge_one(store, RowMerger(1), record, None, game)          # (every row was new)
     read = read_only_view(store.arrays)
-    runner.held.max_bytes = 64
+    runner.held = HeldStrategy(max_bytes=64)          # (off by default: worker.HOLD_STRATEGY)
     kinds = []
     for k in range(4):
         msg = records.decode_delta(runner.flush(read, 0, 0, 0, 200 + 10 * k, 10, False, 0.0))
@@ -632,6 +631,7 @@ def test_held_strategy_goes_out_before_a_dcfr_sweep():
         game = make_game(config)
         store = RegretStore(row_capacity=game.initial_rows)
         runner = BatchRunner(game, config)
+        runner.held = HeldStrategy()                     # (off by default: HOLD_STRATEGY)
         merge_one(store, RowMerger(1), runner.flush(read_only_view(store.arrays), 0, 0, 0, 0,
                                                     300, True, 0.0), None, game)
         read = read_only_view(store.arrays)

@@ -102,7 +102,7 @@ def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None):
     iteration (traversal, split and encoding)."""
     runner = BatchRunner(game, config, config.train.num_workers)
     runner.warm_up()
-    if ring_bytes is not None:
+    if ring_bytes is not None and runner.held is not None:
         runner.held.max_bytes = ring_bytes // RECORDS_PER_RING // 2     # as worker_main
     read = read_only_view(store.arrays)
     mid, last, cpu = [], [], 0.0

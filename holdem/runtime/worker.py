@@ -125,6 +125,17 @@ class UnmergedGate:
             raise Stopped("the main process closed the pipe") from None
 
 
+# Whether workers hold their strategy updates for a batch (HeldStrategy). Off: it cut the main
+# process's CPU per merged iteration about in half at 15 workers (hunl_default, flush 50,
+# tools/bench_mainloop.py: 3.14 and 3.22 -> 1.51 and 1.38 us), but the lag simulator found
+# the blueprint worth less -- 15 workers at the 16-core machine's speed, 2 M iterations,
+# against in-process: -106.1 and -100.8 mbb/hand (seeds 0, 1) where every flush sending its
+# own gave -80.3 and -85.9 (docs/parallel.md). A batch spans about 60,000 of the run's merged
+# iterations at 15 workers, so held updates reach the main process after DCFR sweeps that
+# should have discounted them; the boundary rule below only sees the batch's own iterations.
+HOLD_STRATEGY = False
+
+
 def holds_cold_rows(config, num_workers):
     """Whether workers hold cold rows (:class:`ColdRows`): ``train.hold_cold_rows`` (null, as
     runs of an earlier version stored it, is false). Off by default: moving cold rows in and
@@ -169,7 +180,9 @@ class BatchRunner:
         self.utility = np.zeros(1024, dtype=np.float64)
         self.splitter = DeltaSplitter()
         self.cold = ColdRows(game) if holds_cold_rows(config, num_workers) else None
-        self.held = HeldStrategy()      # a worker process bounds it by its ring (worker_main)
+        # Strategy updates held for a batch (HOLD_STRATEGY); a worker process bounds them by
+        # its ring (worker_main). None: every flush sends its own.
+        self.held = HeldStrategy() if HOLD_STRATEGY else None
         self._held_until = None         # the DCFR sweep before which what is held goes out
 
     def warm_up(self):
@@ -238,11 +251,13 @@ class BatchRunner:
             self.cold.route(self.delta, last)
         else:
             entries = self.workspace.read_entry
-        if self.held.rows == 0:
-            self._held_until = sweep_boundary(self.config.solver, t0)
-        release = last or self.held.full() or (
-            self._held_until is not None and t0 + n >= self._held_until)
-        split = self.splitter.split(read_arrays, self.delta.arrays, entries, self.held, release)
+        held, release = self.held, True
+        if held is not None:
+            if held.rows == 0:
+                self._held_until = sweep_boundary(self.config.solver, t0)
+            release = last or held.full() or (
+                self._held_until is not None and t0 + n >= self._held_until)
+        split = self.splitter.split(read_arrays, self.delta.arrays, entries, held, release)
         payload = records.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
                                        visits, seconds, split)
         self.delta.clear()
@@ -353,7 +368,7 @@ def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
     config = config_mod.from_dict(config_dict, source="worker config")
     server = BatchServer(config, worker_index)     # num_workers resolved by the executor
     writer = RingWriter(ring, worker_index) if ring is not None else None
-    if writer is not None:          # held strategy rows take at most half a record's room
+    if writer is not None and server.runner.held is not None:   # held rows: half a record's room
         server.runner.held.max_bytes = writer.size // RECORDS_PER_RING // 2
     gate = server.gate = UnmergedGate(unmerged_cap(config, config.train.num_workers), conn,
                                       merged=writer.merged if writer is not None else None,
