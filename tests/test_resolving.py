@@ -69,6 +69,36 @@ def test_a_size_the_tree_lacks_is_re_solved_with_that_size(bp):
     assert "b137" in bot._game[1].tree.child_labels(0)
 
 
+def test_a_look_ahead_leaves_the_bots_answer_to_the_real_bet_as_without_it(bp):
+    """LBR reads the bot's answer to each size it might bet on a copy of the hand; the bot
+    re-solves with that size for the copy but keeps its tree as the real hand made it. So its
+    answer to the bet then made is the one LBR read, and the one a bot that was never asked
+    gives (the sizes tried stayed on its tree, which answered the real bet from a tree of every
+    size tried)."""
+    import copy
+
+    def bot():
+        return ResolvingBot(bp, 100, np.random.default_rng(0), street="river", target=2.0,
+                            max_iterations=60)
+
+    looker, plain = bot(), bot()
+    state = _river_state(bp)
+    read = {}
+    for size in (137, 211, 173):                # none of them in the menu (100, 200, all-in)
+        after = copy.deepcopy(state)
+        after.apply(Action(ActionKind.BET, size))
+        read[size] = looker.policy(after, state)
+    assert looker.solves == 4                   # the street once, then once per size tried
+    state.apply(Action(ActionKind.BET, 211))
+    answer = looker.policy(state)
+    alone = plain.policy(state)
+    assert answer[0] == alone[0] == read[211][0]
+    np.testing.assert_array_equal(answer[2], alone[2])
+    np.testing.assert_array_equal(answer[2], read[211][2])
+    labels = looker._game[1].tree.child_labels(0)
+    assert "b211" in labels and "b137" not in labels and "b173" not in labels
+
+
 def test_a_resolving_bot_that_never_resolves_plays_as_its_blueprint(bp):
     """Street 4 (never): the match's two versions play alike on every deal and draw, so the
     pairing leaves exactly nothing."""

@@ -301,9 +301,14 @@ class ResolvingBot:
             self.cache.put(key, solver)
         return solver
 
-    def _street_game(self, state):
+    def _street_game(self, state, keep=True):
         """The solver of the current street (solving or re-solving it when needed), or None
-        where the bot falls back to the blueprint."""
+        where the bot falls back to the blueprint. ``keep`` False: ``state`` is a look-ahead
+        (a best response trying a size on a copy of the hand); a re-solve for a size it adds
+        is returned but not kept, so the bot answers the real line later with the sizes the
+        real hand put on its tree, as it would have without the look-ahead (kept, every size
+        a best response tried stayed on the tree, which grew with each and answered the real
+        bet differently from what the look-ahead had read)."""
         street = int(state.street)
         hand = (state.hole_cards, state.full_board)      # copies of a hand are the same hand
         if hand != self._hand:
@@ -329,6 +334,7 @@ class ResolvingBot:
         try:
             solver.tree.find(tuple(line))
         except KeyError:
+            extra = {k: set(v) for k, v in extra.items()}
             for i, label in enumerate(line):      # every real size the tree lacks
                 if _amount(label) is not None:
                     extra.setdefault(tuple(line[:i]), set()).add(_amount(label))
@@ -336,9 +342,11 @@ class ResolvingBot:
                 solver = self._solve(state, street, self._ranges[street], extra)
                 solver.tree.find(tuple(line))
             except (KeyError, ValueError):
-                self._game = (street, None, {})
+                if keep:
+                    self._game = (street, None, {})
                 return None
-            self._game = (street, solver, extra)
+            if keep:
+                self._game = (street, solver, extra)
         return solver
 
     def translate(self, state, hand=None):
@@ -385,7 +393,7 @@ class ResolvingBot:
             self.blueprint.translate(state, hand)   # keeps the hand's translation seed
         except ValueError:
             pass                                    # the real line left the blueprint's tree
-        solver = self._street_game(state)
+        solver = self._street_game(state, keep=hand is None or hand is state)
         if solver is None:
             return self._blueprint_policy(state, hand)
         line = tuple(street_labels(state, int(state.street)))
