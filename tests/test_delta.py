@@ -91,7 +91,7 @@ def merge_groups(merger, arrays, regret, strategy, regret_floor=None):
     floor = -np.inf if regret_floor is None else float(regret_floor)
     targets = ((arrays.regrets, floor), (arrays.strategy_sum, -np.inf))
     merger.map(lambda lo, hi: [dk.add_shards(target, g.offsets, na, g.values, g.cuts, lo, hi,
-                                             clamp)
+                                             clamp, 1.0)
                                for g, na, (target, clamp) in zip(groups, num_actions, targets)])
 
 
@@ -241,7 +241,7 @@ def test_a_shard_range_adds_only_its_rows():
         assert dk.check_shards(store.arrays, group.offsets, group.values.view(np.uint32),
                                group.cuts, 0, dk.SHARDS, num_actions) == 0
         dk.add_shards(target, group.offsets, num_actions, group.values, group.cuts, first,
-                      last, -np.inf)
+                      last, -np.inf, 1.0)
     np.testing.assert_array_equal(store.arrays.regrets, expected[0])
     np.testing.assert_array_equal(store.arrays.strategy_sum, expected[1])
 
@@ -644,6 +644,86 @@ def test_held_strategy_goes_out_before_a_dcfr_sweep():
     assert sent[0] == sent[1] == 0 and sent[2] > 0 and sent[3] == 0      # [800, 1000)
     stopped = config_mod.with_overrides(config, solver={"discount_stop": 500})
     assert strategy_rows(stopped, [400, 600, 800, 1000, 1200]) == [0] * 5
+
+
+def _leduc_runner(held=None, sweeps=None):
+    """A Leduc runner (holding strategy updates in ``held``; the main store's sweeps read from
+    ``sweeps``) and a store its first 300 iterations made."""
+    from holdem import config as config_mod
+    from holdem.games import make_game
+    from holdem.runtime.worker import BatchRunner
+    from holdem.delta.merge import merge_one
+
+    config = config_mod.default_for_game("leduc")
+    game = make_game(config)
+    store = RegretStore(row_capacity=game.initial_rows)
+    runner = BatchRunner(game, config)
+    runner.held = held
+    runner.sweeps = sweeps
+    merge_one(store, RowMerger(1), runner.flush(read_only_view(store.arrays), 0, 0, 0, 0,
+                                                300, True, 0.0), None, game)
+    return config, game, store, runner
+
+
+def test_held_strategy_goes_out_once_the_main_store_has_swept():
+    """Where the worker reads the main store's sweeps (its ring), what it holds goes out at
+    its first flush after a sweep, saying how many sweeps the store had when it began (the
+    main process scales it by the sweeps it missed); the iteration-number rule does not apply
+    then: a flush that reaches the next sweep by number keeps holding."""
+    from holdem.delta import records
+
+    seen = [3]
+    config, _, store, runner = _leduc_runner(HeldStrategy(), lambda: seen[0])
+    read = read_only_view(store.arrays)
+
+    def flush(t0):
+        msg = records.decode_delta(runner.flush(read, 0, 0, 0, t0, 200, False, 0.0))
+        return msg["strategy_offsets"].size, msg["sweeps"]
+
+    assert flush(400) == (0, 3) and flush(800) == (0, 3)      # [800, 1000): still held
+    seen[0] = 4
+    sent, sweeps = flush(1000)
+    assert sent > 0 and sweeps == 3 and runner.held.rows == 0
+    assert flush(1200) == (0, 4) and runner.held.rows > 0
+    runner.held = None                   # not holding: each record says the sweeps it saw
+    seen[0] = 6
+    sent, sweeps = flush(1400)
+    assert sent > 0 and sweeps == 6
+
+
+@pytest.mark.parametrize("gamma", [2.0, 0.5])
+def test_a_late_records_strategy_counts_as_if_merged_before_the_sweeps_it_missed(gamma):
+    # A record made when the store had had 2 sweeps, merged after 3 more, adds to the
+    # strategy sums what merging it first and sweeping after would have left of it; regrets
+    # are not scaled; -1 (not known) scales nothing.
+    from holdem import config as config_mod
+    from holdem.delta.merge import merge_one
+    from holdem.solver.solver import DcfrSchedule
+
+    config = config_mod.default_for_game("leduc")
+    config = config_mod.with_overrides(config, solver={"dcfr_gamma": gamma})
+    seen = [2]
+    sums = {}
+    for order in ("merge, sweep", "sweep, merge", "unknown"):
+        _, game, store, runner = _leduc_runner(None, lambda: seen[0])
+        runner.sweeps = (lambda: -1) if order == "unknown" else runner.sweeps
+        record = runner.flush(read_only_view(store.arrays), 0, 0, 0, 300, 200, True, 0.0)
+        dcfr = DcfrSchedule(config.solver, steps=2)
+        if order == "merge, sweep":
+            merge_one(store, RowMerger(1), record, None, game, dcfr=dcfr)
+            dcfr.apply(store, 3)
+        else:
+            dcfr.apply(store, 3)
+            merge_one(store, RowMerger(1), record, None, game, dcfr=dcfr)
+        assert dcfr.steps == 5
+        n = store.arrays.meta[1]
+        sums[order] = (store.arrays.strategy_sum[:n].copy(), store.arrays.regrets[:n].copy())
+    first, then = sums["merge, sweep"], sums["sweep, merge"]
+    np.testing.assert_allclose(then[0], first[0], rtol=1e-5, atol=1e-9)
+    np.testing.assert_array_equal(then[1], sums["unknown"][1])         # regrets: not scaled
+    assert not np.allclose(sums["unknown"][0], first[0], rtol=1e-3)
+    scales = DcfrSchedule(config.solver, steps=5).strategy_scales([2, 5, -1, 9])
+    np.testing.assert_allclose(scales, [(3 / 6) ** gamma, 1, 1, 1])
 
 
 def test_a_small_pass_runs_every_shard_range_on_the_calling_thread():

@@ -64,6 +64,23 @@ def test_ring_round_trip_wrap_and_full(rings):
         writer.close()
 
 
+def test_workers_read_the_sweeps_the_main_process_publishes(rings):
+    # The DCFR sweeps the main store has had, in every ring's control words: a worker writes
+    # them into its records (the main process scales strategy updates made before later
+    # sweeps); a replacement worker's ring starts empty but keeps the count.
+    writers = [ring.RingWriter(rings.descriptor, k) for k in range(2)]
+    try:
+        assert [w.sweeps() for w in writers] == [0, 0]
+        rings.sweeps(7)
+        rings.merged(1, 500)
+        assert [w.sweeps() for w in writers] == [7, 7] and writers[1].merged() == 500
+        rings.reset(1)
+        assert writers[1].sweeps() == 7 and writers[1].merged() == 0
+    finally:
+        for w in writers:
+            w.close()
+
+
 @pytest.mark.parametrize("chunk", [ring.DRAIN_BYTES, 50, 7])
 def test_a_drain_reads_every_frame_whole_where_its_reads_cut_them(rings, monkeypatch, chunk):
     """One read takes every frame in the pipe; a length or a body cut by the end of a read

@@ -765,14 +765,17 @@ def test_delta_round_trip_preserves_arrays():
 
 
 def test_a_record_is_msgpack():
-    """Any msgpack reader decodes a record: [header fields, empty pad, the arrays' bytes]."""
+    """Any msgpack reader decodes a record: [header fields, a pad of zeros, the arrays'
+    bytes]."""
     split = _split()
-    payload = bytes(records.encode_delta(7, 1, 3, 400, 500, False, -1.5, 9000, 0.01, split))
+    payload = bytes(records.encode_delta(7, 1, 3, 400, 500, False, -1.5, 9000, 0.01, split,
+                                         sweeps=12))
     fields, pad, data = msgpack.unpackb(payload, raw=False)
     assert fields[:8] == [records.VERSION, 7, 1, 3, 400, 500, 0, 9000]
-    assert fields[9:11] == [-1.5, 0.01]
-    assert fields[11] == len(split.regret.offsets) and pad == b""
-    assert len(data) == len(payload) - 200
+    assert fields[9:12] == [-1.5, 0.01, 12]
+    assert fields[12] == len(split.regret.offsets) and pad == bytes(7)
+    assert len(data) == len(payload) - 216
+    assert records.decode_delta(payload)["sweeps"] == 12
     assert np.frombuffer(data, "<u4", len(split.regret.offsets)).tolist() == [0, 4096]
 
 

@@ -77,11 +77,12 @@ QUIET = {"snapshot_interval": 1e9, "eval_baseline": None,
 def patched(record, batch_id, worker, generation, t0, iters, last, sent_ns):
     """``record`` (bytes) with its header saying it is worker ``worker``'s flush of ``iters``
     iterations from ``t0`` of batch ``batch_id`` (``last``: the batch's last), read against
-    store generation ``generation``, encoded at ``sent_ns``."""
+    store generation ``generation``, encoded at ``sent_ns``, its strategy updates not scaled
+    (made after the store's last sweep, as nearly all are)."""
     out = bytearray(record)
     for field, value in ((rk.F_ID, batch_id), (rk.F_WORKER, worker),
                          (rk.F_GENERATION, generation), (rk.F_T0, t0), (rk.F_ITERS, iters),
-                         (rk.F_LAST, int(last)), (rk.F_SENT_NS, sent_ns)):
+                         (rk.F_LAST, int(last)), (rk.F_SENT_NS, sent_ns), (rk.F_SWEEPS, -1)):
         at = rk.FIELDS_AT + 9 * field + 1
         out[at:at + 8] = int(value).to_bytes(8, "big", signed=True)
     return out
@@ -96,19 +97,29 @@ def rows_of(record):
 def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None):
     """Records of ``flush`` iterations from iteration ``t0`` against ``store``, in batches of
     ``per_batch`` flushes as a worker runs them (the strategy updates held until a batch's
-    last flush, or until they fill their share of a ring of ``ring_bytes``, as a worker
-    process holds them: :class:`holdem.delta.split.HeldStrategy`), at least ``count`` of them:
+    last flush, until they fill their share of a ring of ``ring_bytes``, or until the main
+    store's next DCFR sweep, as a worker process holds them:
+    :class:`holdem.delta.split.HeldStrategy`), at least ``count`` of them:
     (the batches' other records, their last records), and the worker's CPU seconds per
     iteration (traversal, split and encoding)."""
     runner = BatchRunner(game, config, config.train.num_workers)
     runner.warm_up()
     if ring_bytes is not None and runner.held is not None:
         runner.held.max_bytes = ring_bytes // RECORDS_PER_RING // 2     # as worker_main
+    # The main store sweeps every dcfr_interval merged iterations, so every dcfr_interval / W
+    # of one worker's: it sends what it holds at its first flush after each (as worker_main's
+    # ring tells it).
+    solver = config.solver
+    every = (max(1, int(solver.dcfr_interval) // max(1, config.train.num_workers))
+             if solver.weighting == "dcfr" and solver.schedule_clock == "iterations" else None)
+    ran = [0]
+    runner.sweeps = None if every is None else (lambda: ran[0] // every)
     read = read_only_view(store.arrays)
     mid, last, cpu = [], [], 0.0
     batches = max(1, -(-count // per_batch))
     for k in range(batches * per_batch):
         end = (k + 1) % per_batch == 0
+        ran[0] = (k + 1) * flush               # after this flush
         start = time.thread_time()
         payload = bytes(runner.flush(read, 0, 0, 0, t0 + k * flush, flush, end, 0.0))
         cpu += time.thread_time() - start

@@ -100,10 +100,15 @@ class MergeScratch:
         return self.num_actions, self.status[:threads, :records]
 
 
-def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_source=False):
+def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_source=False,
+                dcfr=None):
     """Merge every record of ``arena`` (a :class:`holdem.delta.records.RecordArena`) into
     ``store`` with ``merger`` (a :class:`RowMerger`); ``game``: check new rows
-    against it (None: the caller already did). With ``by_source``, a record that fails also
+    against it (None: the caller already did). ``dcfr``: the store's
+    :class:`holdem.solver.solver.DcfrSchedule`, which scales the strategy updates of a record
+    made before sweeps the store has had since by what those sweeps would have discounted them
+    (:meth:`~holdem.solver.solver.DcfrSchedule.strategy_scales`; None: no scaling). With
+    ``by_source``, a record that fails also
     keeps the later records of the same source (``arena.sources``) out, so what is merged of
     each source is a prefix of what it sent. Returns int64[records]: 0 for a merged record,
     :data:`~holdem.delta.records.SKIPPED`, or why it was not merged (:func:`reason`)."""
@@ -139,14 +144,20 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
                 failed_sources.add(source)
     merge = codes == OK
     floor = -np.inf if regret_floor is None else float(regret_floor)
+    scales = (np.ones(arena.count) if dcfr is None
+              else dcfr.strategy_scales(table[:, rk.F_SWEEPS]))
     merger.map(lambda lo, hi: rk.add_records(arrays.regrets, arrays.strategy_sum, u32, f32,
-                                             i64, checked, merge, lo, hi, num_actions, floor),
+                                             i64, checked, merge, lo, hi, num_actions, floor,
+                                             scales),
                rows)
     insert = merge & has_new
     if insert.any():
         if new_rows is None or not np.array_equal(insert, checked_new):
             new_rows = _new_rows(arena, table, insert)
         keys, num_actions, regrets, strategy = new_rows
+        late = scales[insert]
+        if (late != 1.0).any():         # the new rows' strategy too (record after record)
+            strategy *= np.repeat(late, table[insert, rk.F_COUNTS + rk.A_NEW_STRATEGY])
         # One store merge for the pass (it may grow the store; a key that two records hold
         # is inserted once and summed).
         store.merge(keys, num_actions, regrets, strategy, regret_floor=regret_floor,
@@ -178,12 +189,12 @@ def _check_new_keys(game, arena, new_rows, codes, select):
             codes[r] = BAD_KEYS
 
 
-def merge_one(store, merger, payload, regret_floor, game=None):
+def merge_one(store, merger, payload, regret_floor, game=None, dcfr=None):
     """Merge one record (bytes-like); raises :class:`holdem.delta.records.RecordError` with
     nothing merged when it is malformed. For store replicas, tests and tools."""
     arena = RecordArena(len(payload))
     arena.add(payload)
-    code = merge_arena(store, merger, arena, regret_floor, game)[0]
+    code = merge_arena(store, merger, arena, regret_floor, game, dcfr=dcfr)[0]
     if code != OK:
         raise RecordError(f"delta rejected: {reason(code)}")
 

@@ -1,4 +1,4 @@
-"""Kernels of the delta record (protocol version 4): index, check and add many records at once.
+"""Kernels of the delta record (protocol version 5): index, check and add many records at once.
 
 A worker's delta travels as one *record* (layout in :mod:`holdem.delta.records`): a msgpack
 array whose header fields have fixed widths, so a kernel finds every field and array at a fixed
@@ -24,13 +24,14 @@ from holdem._jit import njit_exact as njit
 from holdem._jit import njit_inline
 from holdem.delta.shard_kernels import EXPONENT, SHARDS, add_shards, check_shards
 
-VERSION = 4
-NUM_FIELDS = 21                  # header fields, each 9 bytes (a marker and 8 big-endian bytes)
+VERSION = 5
+NUM_FIELDS = 22                  # header fields, each 9 bytes (a marker and 8 big-endian bytes)
 INT64, FLOAT64 = 0xd3, 0xcb      # msgpack markers of the fields
 FIELDS_AT = 4                    # after 0x93 (fixarray 3) and 0xdc NN NN (array 16)
-PAD_AT = FIELDS_AT + 9 * NUM_FIELDS          # 0xc4 0x00: an empty bin 8
-DATA_AT = PAD_AT + 2 + 5                     # after 0xc6 and the data's length (bin 32)
 ALIGN = 8
+PAD_AT = FIELDS_AT + 9 * NUM_FIELDS          # 0xc4 PAD and PAD zero bytes: a bin 8
+PAD = -(PAD_AT + 2 + 5) % ALIGN              # so that the data starts 8-byte aligned
+DATA_AT = PAD_AT + 2 + PAD + 5               # after 0xc6 and the data's length (bin 32)
 NUM_ARRAYS = 10
 CUTS = 2 * (SHARDS + 1)
 # Arrays, in this order: (itemsize)
@@ -39,8 +40,8 @@ ITEMSIZE = np.array([4, 4, 8, 4, 4, 8, 8, 1, 4, 4], np.int64)
  A_KEYS, A_NUM_ACTIONS, A_NEW_REGRETS, A_NEW_STRATEGY) = range(NUM_ARRAYS)
 # Header fields, in this order (FLOAT_FIELDS are float64, the others int64):
 (F_VERSION, F_ID, F_WORKER, F_GENERATION, F_T0, F_ITERS, F_LAST, F_VISITS, F_SENT_NS,
- F_UTILITY_SUM, F_SECONDS) = range(11)
-F_COUNTS = 11                    # .. F_COUNTS + NUM_ARRAYS - 1: each array's element count
+ F_UTILITY_SUM, F_SECONDS, F_SWEEPS) = range(12)
+F_COUNTS = 12                    # .. F_COUNTS + NUM_ARRAYS - 1: each array's element count
 FLOAT_FIELDS = (F_UTILITY_SUM, F_SECONDS)
 # The table: one row per record.
 T_STATUS = NUM_FIELDS            # columns 0 .. NUM_FIELDS - 1: the header fields (floats' bits)
@@ -106,7 +107,7 @@ def _index_one(u8, u32, i64, i8, start, length, row):
             return BAD_LAYOUT
         row[f] = _big_endian(u8, pos + 1, 8)
     pad = start + PAD_AT
-    if u8[pad] != 0xc4 or u8[pad + 1] != 0 or u8[pad + 2] != 0xc6:
+    if u8[pad] != 0xc4 or u8[pad + 1] != PAD or u8[pad + 2 + PAD] != 0xc6:
         return BAD_LAYOUT
     if row[F_VERSION] != VERSION:
         return BAD_VERSION
@@ -117,7 +118,7 @@ def _index_one(u8, u32, i64, i8, start, length, row):
             return BAD_FIELD
         row[T_START + a] = (start + DATA_AT + size) // ITEMSIZE[a]
         size += (n * ITEMSIZE[a] + ALIGN - 1) // ALIGN * ALIGN
-    if _big_endian(u8, pad + 3, 4) != size or length != DATA_AT + size:
+    if _big_endian(u8, pad + 3 + PAD, 4) != size or length != DATA_AT + size:
         return BAD_LAYOUT
     row[T_DATA] = start
     if row[F_ITERS] < 0 or (row[F_LAST] != 0 and row[F_LAST] != 1):
@@ -176,10 +177,11 @@ def check_records(store, u32, i64, table, first, last, num_actions, status):
 
 @njit
 def add_records(regrets, strategy_sum, u32, f32, i64, table, merge, first, last, num_actions,
-                floor):
+                floor, strategy_scale):
     """Add shards ``first`` .. ``last - 1`` of every record with ``merge[r]`` true (checked by
     :func:`check_records`, whose ``num_actions`` this reads) into the store's ``regrets``
-    (sums clamped at ``floor``) and ``strategy_sum``. Calls for disjoint shard ranges write
+    (sums clamped at ``floor``) and ``strategy_sum`` (each record's strategy updates times
+    ``strategy_scale[r]``: the DCFR discounts it missed). Calls for disjoint shard ranges write
     disjoint rows."""
     base = np.int64(0)
     for r in range(table.shape[0]):
@@ -194,10 +196,10 @@ def add_records(regrets, strategy_sum, u32, f32, i64, table, merge, first, last,
                 cuts = i64[c:c + CUTS].reshape(2, SHARDS + 1)
                 if g == 0:
                     add_shards(regrets, offsets, num_actions[base:base + rows], values, cuts,
-                               first, last, floor)
+                               first, last, floor, 1.0)
                 else:
                     add_shards(strategy_sum, offsets, num_actions[base:base + rows], values,
-                               cuts, first, last, -np.inf)
+                               cuts, first, last, -np.inf, strategy_scale[r])
             base += rows
 
 

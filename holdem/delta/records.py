@@ -5,18 +5,20 @@ A worker sends the delta of each flush -- only the infosets its iterations touch
 offset, in shards) and rows new to it (by key) -- as one *record* (:func:`encode_delta`). Its
 size depends on the flush, not on how long training has run.
 
-A record (version 4) is one msgpack array of three items whose header has fixed widths, so that
+A record (version 5) is one msgpack array of three items whose header has fixed widths, so that
 the main process finds every field with a kernel and merges the records of a whole pass at once
 (:mod:`holdem.delta.record_kernels`, :mod:`holdem.delta.merge`; any msgpack reader also decodes
 it):
 
-1. an array 16 of 21 fields, each an int 64 (``0xd3``) or a float 64 (``0xcb``): ``v`` (4),
+1. an array 16 of 22 fields, each an int 64 (``0xd3``) or a float 64 (``0xcb``): ``v`` (5),
    ``id`` (the batch), ``worker``, ``generation`` (the store generation the flush read), ``t0``
    (the flush's first iteration), ``iters``, ``last`` (1 on a batch's last flush), ``visits``,
    ``sent_ns`` (``time.monotonic_ns()`` when it was encoded: the flush-to-merge delay),
-   ``utility_sum`` (float: player 0's sampled values), ``seconds`` (float: traversal time), then
-   the element count of each array below;
-2. an empty bin 8 (so that the data starts 200 bytes into the record, 8-byte aligned);
+   ``utility_sum`` (float: player 0's sampled values), ``seconds`` (float: traversal time),
+   ``sweeps`` (the DCFR discount sweeps the main process had applied when the worker made the
+   record's strategy updates, as it published them; -1: not known), then the element count of
+   each array below;
+2. a bin 8 of 7 zero bytes (so that the data starts 216 bytes into the record, 8-byte aligned);
 3. a bin 32 holding the arrays, raw little-endian, each starting 8-byte aligned, in this order:
    ``regret_offsets`` uint32 (value offsets of stored rows with regret updates, shard after
    shard), ``regrets`` float32, ``regret_cuts`` int64[2, SHARDS + 1] (each shard's first row and
@@ -26,10 +28,10 @@ it):
 
 :func:`decode_delta` checks one record and returns its fields and arrays; :class:`RecordArena`
 holds the records of one merge pass and indexes them all in one kernel call. Rows are checked
-against the store before anything is merged. Version 4 (fixed-width header, one record per
-flush) replaced version 3 (a msgpack map header, one delta per batch); both ends of a run always
-run the same code. The messages around the records (requests, ready) are
-:mod:`holdem.runtime.protocol`'s.
+against the store before anything is merged. Version 5 added ``sweeps`` to version 4
+(fixed-width header, one record per flush), which replaced version 3 (a msgpack map header,
+one delta per batch); both ends of a run always run the same code. The messages around the
+records (requests, ready) are :mod:`holdem.runtime.protocol`'s.
 """
 
 import struct
@@ -48,9 +50,9 @@ ARRAYS = {"regret_offsets": "<u4", "regrets": "<f4", "regret_cuts": "<i8",
           "keys": "<i8", "num_actions": "<i1", "new_regrets": "<f4", "new_strategy": "<f4"}
 """The record's arrays, in order, with their dtypes."""
 _FIELDS = ("v", "id", "worker", "generation", "t0", "iters", "last", "visits", "sent_ns",
-           "utility_sum", "seconds")
+           "utility_sum", "seconds", "sweeps")
 _HEAD = struct.Struct(">BBH" + "".join("Bd" if f in rk.FLOAT_FIELDS else "Bq"
-                                       for f in range(rk.NUM_FIELDS)) + "BBBI")
+                                       for f in range(rk.NUM_FIELDS)) + f"BB{rk.PAD}xBI")
 assert _HEAD.size == rk.DATA_AT
 _REASONS = {rk.BAD_LAYOUT: "its layout does not follow the protocol (truncated or corrupt)",
             rk.BAD_VERSION: "an unknown protocol version",
@@ -80,6 +82,7 @@ class Flush(typing.NamedTuple):
     sent_ns: int                 # time.monotonic_ns() when it was encoded
     utility_sum: float
     seconds: float
+    sweeps: int                  # DCFR sweeps applied when its strategy updates were made
 
 
 def _aligned(n):
@@ -93,8 +96,10 @@ _FIELD_MARKERS = tuple(rk.FLOAT64 if f in rk.FLOAT_FIELDS else rk.INT64
 
 
 def encode_delta(batch_id, worker, generation, t0, iters, last, utility_sum, visits, seconds,
-                 split):
-    """A flush's delta record: ``split`` is a :class:`holdem.delta.split.SplitDelta`. Returns a
+                 split, sweeps=-1):
+    """A flush's delta record: ``split`` is a :class:`holdem.delta.split.SplitDelta`;
+    ``sweeps``: the DCFR sweeps the main process had applied when its strategy updates were
+    made (-1: not known; the main process then scales nothing). Returns a
     bytearray (see the module docstring for the layout). Written in few Python steps: a worker
     encodes one every flush (15 workers flush every ~50 iterations), and a record of 50 rows
     took 21 us to encode before, 15 now."""
@@ -107,11 +112,11 @@ def encode_delta(batch_id, worker, generation, t0, iters, last, utility_sum, vis
     size = sum(sizes)
     out = bytearray(rk.DATA_AT + size)
     fields = (VERSION, batch_id, worker, generation, t0, iters, 1 if last else 0, visits,
-              time.monotonic_ns(), float(utility_sum), float(seconds), *counts)
+              time.monotonic_ns(), float(utility_sum), float(seconds), int(sweeps), *counts)
     values = [0x93, 0xdc, rk.NUM_FIELDS]
     for marker, value in zip(_FIELD_MARKERS, fields):
         values += (marker, value)
-    _HEAD.pack_into(out, 0, *values, 0xc4, 0, 0xc6, size)
+    _HEAD.pack_into(out, 0, *values, 0xc4, rk.PAD, 0xc6, size)
     data = np.frombuffer(out, np.uint8)
     pos = rk.DATA_AT
     for arr, dtype, n, padded in zip(arrays, _DTYPES, nbytes, sizes):

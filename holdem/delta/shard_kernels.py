@@ -252,11 +252,11 @@ def check_shards(store, offsets, value_bits, cuts, first, last, num_actions):
 
 
 @njit
-def add_shards(target, offsets, num_actions, values, cuts, first, last, floor):
+def add_shards(target, offsets, num_actions, values, cuts, first, last, floor, scale):
     """Add the increments of shards ``first`` .. ``last - 1`` (checked by
-    :func:`check_shards`) into ``target`` (the store's ``regrets`` or ``strategy_sum``),
-    clamping the sums at ``floor`` (the regret floor, or -inf). Calls for disjoint shard ranges
-    write disjoint rows, so they may run at once on several threads."""
+    :func:`check_shards`) times ``scale`` into ``target`` (the store's ``regrets`` or
+    ``strategy_sum``), clamping the sums at ``floor`` (the regret floor, or -inf). Calls for
+    disjoint shard ranges write disjoint rows, so they may run at once on several threads."""
     lo, hi = cuts[0, first], cuts[0, last]
     pos = cuts[1, first]
     for i in range(lo, hi):
@@ -267,7 +267,7 @@ def add_shards(target, offsets, num_actions, values, cuts, first, last, floor):
         na = np.int64(num_actions[i])
         off = np.int64(offsets[i])
         for a in range(na):
-            v = target[off + a] + values[pos + a]
+            v = target[off + a] + scale * values[pos + a]
             if v < floor:
                 v = floor
             target[off + a] = v

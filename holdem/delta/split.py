@@ -90,9 +90,10 @@ class HeldStrategy:
     shared store holds need not go out every flush, as regret updates must (other workers
     read them): a worker adds them up here, by the row's value offset in the store (offsets
     never move), and sends them once, with the batch's last flush -- or earlier: once they
-    take ``max_bytes``, so that a record stays within its ring, and at the flush that reaches
-    the run's next DCFR discount sweep, so that the sweep discounts them as it would
-    in-process (the worker decides: :meth:`holdem.runtime.worker.BatchRunner.take_delta`). A row
+    take ``max_bytes``, so that a record stays within its ring, and at the first flush after
+    the main store's next DCFR discount sweep, the record saying how many sweeps the store had
+    when they began, so that the main process can discount them as the sweeps they missed would
+    have (the worker decides: :meth:`holdem.runtime.worker.BatchRunner.take_delta`). A row
     touched by many flushes then costs the main process one add instead of one per flush: at 15
     workers' flush of ``hunl_default`` (50 iterations, batches of about 4,100) the rows a merged
     iteration costs fell from 128 to 54 (docs/parallel.md). Held rows go out sorted by offset within

@@ -136,6 +136,8 @@ class LaggedExecutor:
 
     def start(self, view, stop):
         self._steps = view.dcfr.steps
+        for w in self.workers:          # as a worker process reads them off its ring
+            w.runner.sweeps = lambda: view.dcfr.steps
 
     # -- batches ---------------------------------------------------------------------------
     def capacity(self):

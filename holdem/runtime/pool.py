@@ -142,6 +142,10 @@ class Pool:
         """After a merge pass: ``iterations`` of worker ``i``'s are merged since it started
         (nothing by default: its go messages tell a waiting worker)."""
 
+    def sweeps(self, steps):
+        """Before a merge pass: the store has had ``steps`` DCFR discount sweeps (nothing by
+        default: the workers do not learn it, their records say -1 and are never scaled)."""
+
     def store_log(self, steps):
         """A :class:`holdem.runtime.replica.StoreLog` of the store's changes (``steps``: the
         DCFR sweeps applied so far) for a pool that keeps copies of the store, which the
@@ -212,6 +216,10 @@ class ProcessPool(Pool):
     def merged(self, i, iterations):
         if self.rings is not None:
             self.rings.merged(i, iterations)
+
+    def sweeps(self, steps):
+        if self.rings is not None:
+            self.rings.sweeps(steps)
 
     def _spawn(self, i):
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)

@@ -66,7 +66,7 @@ def merge_pass(view, merger, arena, scratch=None):
     floor = regret_floor_at(view.config.solver, view.game.num_streets, view.iterations(),
                             view.elapsed())
     codes = merge_arena(view.store, merger, arena, floor, game=view.game, scratch=scratch,
-                        by_source=True)
+                        by_source=True, dcfr=view.dcfr)
     return codes, floor
 
 
@@ -193,6 +193,7 @@ class ProcessExecutor:
         self.inbox = self.pool.inbox()
         self.cap = self.flushes.cap
         self.log = self.pool.store_log(view.dcfr.steps)
+        self.pool.sweeps(view.dcfr.steps)   # before a worker makes a record (a resumed run's)
         self.pool.start()
         deadline = time.monotonic() + READY_TIMEOUT
         while not all(w.ready for w in self.workers):
@@ -276,6 +277,8 @@ class ProcessExecutor:
         """One merge pass over everything the workers sent (see the module docstring)."""
         if self.log is not None:            # sweeps the loop applied since the last call
             self.log.discounts(self.view.dcfr.steps)
+        if self.view is not None:           # (tests drive an executor without a run)
+            self.pool.sweeps(self.view.dcfr.steps)
         inbox = self.inbox
         inbox.clear()
         trouble = {}                        # worker -> why it is restarted after this pass

@@ -74,12 +74,13 @@ class WorkerActor:
 class ReplicaActor:
     """A node's :class:`holdem.runtime.replica.Replica`."""
 
-    def __init__(self, config_dict, arrays, generation, seq, deltas, niceness):
+    def __init__(self, config_dict, arrays, generation, seq, deltas, steps, niceness):
         match_niceness(niceness)
         shm.clean_stale()               # files of replicas killed on this node before
         config = config_mod.from_dict(config_dict, source="replica config")
         self.replica = Replica(config.solver, arrays, generation, seq, deltas,
-                               merge_threads=merge_threads(config, config.train.num_workers))
+                               merge_threads=merge_threads(config, config.train.num_workers),
+                               steps=steps)
 
     def location(self):
         return self.replica.location
@@ -206,7 +207,8 @@ class RayPool(Pool):
             actor = self._replica_class.options(
                 num_cpus=0, scheduling_strategy=self._affinity(node),
                 name=f"holdem-{self.tag}-replica-{node[:12]}-{self.stats['replicas_started']}"
-            ).remote(self.config_dict, arrays, generation, log.seq, log.deltas, self.niceness)
+            ).remote(self.config_dict, arrays, generation, log.seq, log.deltas, log.steps,
+                     self.niceness)
             self.stats["replicas_started"] += 1
             try:
                 entry.location = self.ray.get(actor.location.remote(), timeout=REPLICA_TIMEOUT)

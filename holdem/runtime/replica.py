@@ -86,10 +86,11 @@ class Replica:
     """A copy of the main store in this machine's shared memory, kept current by applying the
     main process's :class:`StoreLog` changes. ``arrays``: the main store's arrays (in
     :class:`StoreArrays` order) at change ``seq``, generation ``generation``, after ``deltas``
-    merged deltas; ``solver_config`` gives the discount parameters."""
+    merged deltas and ``steps`` discount sweeps; ``solver_config`` gives the discount
+    parameters."""
 
     def __init__(self, solver_config, arrays, generation, seq, deltas, merge_threads=1,
-                 directory=None):
+                 directory=None, steps=0):
         self.allocator = shm.SharedAllocator(directory, first_generation=generation)
         try:
             self.store = RegretStore.copy_of(StoreArrays(*arrays), allocator=self.allocator)
@@ -97,7 +98,7 @@ class Replica:
             self.allocator.close()
             raise
         self.merger = RowMerger(merge_threads)
-        self.dcfr = DcfrSchedule(solver_config)
+        self.dcfr = DcfrSchedule(solver_config, steps=steps)    # the sweeps the copy has had
         self.seq = int(seq)
         self.deltas = int(deltas)
         self.seconds = 0.0                  # spent applying changes
@@ -119,7 +120,7 @@ class Replica:
             if seq != self.seq + 1:
                 raise ValueError(f"store replica at change {self.seq} was sent change {seq}")
             if kind == DELTA:
-                merge_one(self.store, self.merger, value, floor)
+                merge_one(self.store, self.merger, value, floor, dcfr=self.dcfr)
                 self.deltas += 1
             elif kind == DISCOUNT:
                 self.dcfr.replay(self.store, value)

@@ -14,7 +14,9 @@ One writer per ring (its worker) and one reader (the main process): the worker k
 position to itself; the main process publishes its read position in the ring's control words,
 and beside it how many of the worker's iterations it has merged (:meth:`Rings.merged`), which
 the worker reads to bound its unmerged iterations (:class:`holdem.runtime.worker.UnmergedGate`;
-when it must wait it sends a *wait* note, :func:`encode_wait`, and blocks on its pipe). A
+when it must wait it sends a *wait* note, :func:`encode_wait`, and blocks on its pipe), and
+the DCFR discount sweeps the store has had (:meth:`Rings.sweeps`), which the worker writes into
+its records so that the main process can scale strategy updates made before later sweeps. A
 record never wraps: one that does not fit before the ring's end starts at the next lap. A
 record that does not fit at all -- the ring is full because the main process is behind, or the
 record is larger than a quarter of the ring -- goes through the pipe as a frame, as Ray workers'
@@ -31,7 +33,8 @@ from holdem.delta.records import RecordArena
 from holdem.runtime import frames, shm
 
 CONTROL = 64                     # bytes before each ring's data: int64 control words,
-READ_AT, MERGED_AT = 0, 1        # the read position and the worker's iterations merged
+READ_AT, MERGED_AT = 0, 1        # the read position and the worker's iterations merged,
+SWEEPS_AT = 2                    # and the DCFR sweeps the main store has had
 DEFAULT_BYTES = 8 << 20          # each worker's ring, at least (ring_bytes_for)
 MAX_BYTES = 128 << 20            # and at most
 RECORDS_PER_RING = 4             # a record larger than this share of its ring takes the pipe
@@ -121,9 +124,17 @@ class Rings:
         """``iterations`` of ``ring``'s worker are merged (cumulative, since it started)."""
         self._control[ring][MERGED_AT] = iterations
 
+    def sweeps(self, steps):
+        """The main store has had ``steps`` DCFR discount sweeps (every ring)."""
+        for control in self._control:
+            control[SWEEPS_AT] = steps
+
     def reset(self, ring):
         """Before a ring's worker is replaced: empty, nothing of it merged."""
-        self._control[ring][:] = 0
+        control = self._control[ring]
+        steps = int(control[SWEEPS_AT])
+        control[:] = 0
+        control[SWEEPS_AT] = steps
 
     def close(self):
         self._control = []
@@ -163,6 +174,11 @@ class RingWriter:
         """The iterations of this worker's records the main process has merged, as it last
         published them (never more than it merged)."""
         return int(self._control[MERGED_AT])
+
+    def sweeps(self):
+        """The DCFR discount sweeps the main store has had, as the main process last published
+        them."""
+        return int(self._control[SWEEPS_AT])
 
     def close(self):
         self._control = self.data = None

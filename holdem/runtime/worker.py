@@ -125,15 +125,13 @@ class UnmergedGate:
             raise Stopped("the main process closed the pipe") from None
 
 
-# Whether workers hold their strategy updates for a batch (HeldStrategy). Off: it cut the main
+# Whether workers hold their strategy updates for a batch (HeldStrategy): it cut the main
 # process's CPU per merged iteration about in half at 15 workers (hunl_default, flush 50,
-# tools/bench_mainloop.py: 3.14 and 3.22 -> 1.51 and 1.38 us), but the lag simulator found
-# the blueprint worth less -- 15 workers at the 16-core machine's speed, 2 M iterations,
-# against in-process: -106.1 and -100.8 mbb/hand (seeds 0, 1) where every flush sending its
-# own gave -80.3 and -85.9 (docs/parallel.md). A batch spans about 60,000 of the run's merged
-# iterations at 15 workers, so held updates reach the main process after DCFR sweeps that
-# should have discounted them; the boundary rule below only sees the batch's own iterations.
-HOLD_STRATEGY = False
+# tools/bench_mainloop.py). Held updates reach the main process up to a batch late, so each
+# record says how many DCFR sweeps the store had when its updates began and the main process
+# scales them by the sweeps they missed (DcfrSchedule.strategy_scales). Without that scaling
+# the lag simulator found 15 workers' blueprint about 20 mbb/hand weaker (docs/parallel.md).
+HOLD_STRATEGY = True
 
 
 def holds_cold_rows(config, num_workers):
@@ -184,6 +182,10 @@ class BatchRunner:
         # its ring (worker_main). None: every flush sends its own.
         self.held = HeldStrategy() if HOLD_STRATEGY else None
         self._held_until = None         # the DCFR sweep before which what is held goes out
+        self._held_sweeps = -1          # the main store's sweeps when the held updates began
+        # () -> the DCFR sweeps the main store has had, as the main process publishes them
+        # (a worker process's ring: RingWriter.sweeps); None: not known.
+        self.sweeps = None
 
     def warm_up(self):
         """Compile (or load) the kernels on throw-away stores."""
@@ -238,9 +240,14 @@ class BatchRunner:
         """The delta record of the ``n`` iterations from ``t0`` just run (split against the
         shared store it read; ``last``: the batch's last flush), leaving the delta buffer empty
         for the next flush. The strategy updates of stored rows are held until the batch's last
-        flush, until they fill their share of a record, or until the flush that reaches the
-        next DCFR discount sweep (:func:`holdem.solver.solver.sweep_boundary`), so that the
-        sweep discounts them as it would in-process (:class:`HeldStrategy`). Where cold
+        flush, until they fill their share of a record, or until the main store has had a DCFR
+        discount sweep since the first of them was made (:attr:`sweeps`); the record says how
+        many sweeps the store had then, and the main process scales the updates by what later
+        sweeps would have discounted them (:meth:`holdem.solver.solver.DcfrSchedule.
+        strategy_scales`), so that they count as they would in-process
+        (:class:`HeldStrategy`). Where the sweeps are not known, the updates go out at the flush
+        that reaches the run's next sweep by iteration number
+        (:func:`holdem.solver.solver.sweep_boundary`). Where cold
         rows are held (:func:`holds_cold_rows`), the record leaves out the rows that neither the
         flush before nor an earlier held touch reached; a later flush that touches them again,
         or the batch's last, carries them (:class:`ColdRows`)."""
@@ -251,15 +258,19 @@ class BatchRunner:
             self.cold.route(self.delta, last)
         else:
             entries = self.workspace.read_entry
+        sweeps = -1 if self.sweeps is None else int(self.sweeps())
         held, release = self.held, True
         if held is not None:
             if held.rows == 0:
-                self._held_until = sweep_boundary(self.config.solver, t0)
-            release = last or held.full() or (
+                self._held_sweeps = sweeps
+                self._held_until = (sweep_boundary(self.config.solver, t0) if sweeps < 0
+                                    else None)
+            release = last or held.full() or sweeps != self._held_sweeps or (
                 self._held_until is not None and t0 + n >= self._held_until)
+            sweeps = self._held_sweeps
         split = self.splitter.split(read_arrays, self.delta.arrays, entries, held, release)
         payload = records.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
-                                       visits, seconds, split)
+                                       visits, seconds, split, sweeps)
         self.delta.clear()
         return payload
 
@@ -368,8 +379,10 @@ def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
     config = config_mod.from_dict(config_dict, source="worker config")
     server = BatchServer(config, worker_index)     # num_workers resolved by the executor
     writer = RingWriter(ring, worker_index) if ring is not None else None
-    if writer is not None and server.runner.held is not None:   # held rows: half a record's room
-        server.runner.held.max_bytes = writer.size // RECORDS_PER_RING // 2
+    if writer is not None:
+        server.runner.sweeps = writer.sweeps
+        if server.runner.held is not None:      # held rows: half a record's room
+            server.runner.held.max_bytes = writer.size // RECORDS_PER_RING // 2
     gate = server.gate = UnmergedGate(unmerged_cap(config, config.train.num_workers), conn,
                                       merged=writer.merged if writer is not None else None,
                                       parent_pid=parent_pid)

@@ -167,6 +167,23 @@ class DcfrSchedule:
                 last = min(last, int(self.cfg.discount_stop))
             self.steps = max(0, last) // int(max(1, self.cfg.dcfr_interval))
 
+    def strategy_scales(self, sweeps):
+        """What the sweeps this schedule applied after ``sweeps`` (int64[records]: the sweeps
+        applied when each worker record's strategy updates were made; -1: not known) would
+        have multiplied those updates by, had they been in the store then: float64[records].
+        Sweep k multiplies strategy sums by (k / (k + 1)) ** gamma, so sweeps s + 1 .. S
+        together by ((s + 1) / (S + 1)) ** gamma. A worker holds strategy updates back for a
+        while (:class:`holdem.delta.split.HeldStrategy`); scaled so, they count as they would
+        have in-process."""
+        sweeps = np.asarray(sweeps, np.int64)
+        out = np.ones(sweeps.shape[0])
+        if self.cfg.weighting != "dcfr":
+            return out
+        late = (sweeps >= 0) & (sweeps < self.steps)
+        if late.any():
+            out[late] = ((sweeps[late] + 1.0) / (self.steps + 1.0)) ** self.cfg.dcfr_gamma
+        return out
+
     def apply(self, store, count):
         cfg = self.cfg
         for _ in range(count):
