@@ -32,6 +32,7 @@ MAX_OFFSET = (1 << 32) - 1       # offsets travel as uint32; rows past it travel
 LOOKUP_AHEAD = 16                # rows whose hash slot split_delta prefetches ahead
 CHECK_AHEAD = 32                 # rows whose row-start word check_shards prefetches ahead
 ADD_AHEAD = 16                   # rows whose values add_shards prefetches ahead
+HOLD_AHEAD = 16                  # rows whose held slots split_delta prefetches ahead
 
 BAD_RANGE = -1                   # check_shards: an offset outside [0, num_entries)
 BAD_ROW = -2                     # an offset that is not the start of a row
@@ -121,6 +122,11 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
     # rows out.
     hints = read_entry.shape[0] if use_hint else 0
     for i in range(rows):
+        if hold and i + HOLD_AHEAD < rows:      # the held slot of a row ahead (by its hint)
+            ahead = delta.row_offset[i + HOLD_AHEAD]
+            if ahead < hints and read_entry[ahead] != NOT_FOUND:
+                prefetch_line(held, entry_offset(read_entry[ahead]))
+                prefetch_line(held_na, entry_offset(read_entry[ahead]))
         na = np.int64(delta.row_num_actions[i])
         src = delta.row_offset[i]
         entry = read_entry[src] if src < hints else NOT_FOUND
