@@ -99,6 +99,25 @@ def test_a_look_ahead_leaves_the_bots_answer_to_the_real_bet_as_without_it(bp):
     assert "b211" in labels and "b137" not in labels and "b173" not in labels
 
 
+def test_the_blueprints_policy_read_again_for_a_node_is_the_one_computed_afresh(bp):
+    """Sizes that the translation reads as one abstract action reach one node: its policy is
+    computed once and read again, the same as a bot that computes it afresh."""
+    import copy
+
+    state = _river_state(bp)
+    kept = ResolvingBot(bp, 100, np.random.default_rng(0), street=5)
+    sizes = (100, 110, 137, 150, 180, 200, 220, 300, 450)
+    for size in sizes:
+        after = copy.deepcopy(state)
+        after.apply(Action(ActionKind.BET, size))
+        fresh = ResolvingBot(bp, 100, np.random.default_rng(0), street=5)
+        fresh.blueprint.translate(state)            # the same hand's draws as ``kept``
+        mine, theirs = kept.policy(after, state), fresh.policy(after, state)
+        assert mine[0] == theirs[0] and mine[1] == theirs[1]
+        np.testing.assert_array_equal(mine[2], theirs[2])
+    assert 0 < len(kept._node_policies) < len(sizes)
+
+
 def test_a_resolving_bot_that_never_resolves_plays_as_its_blueprint(bp):
     """Street 4 (never): the match's two versions play alike on every deal and draw, so the
     pairing leaves exactly nothing."""

@@ -164,6 +164,7 @@ class ResolvingBot:
         self.solves = 0                  # subgames solved so far (re-solves included)
         self.reused = 0                  # subgames read from the cache instead
         self._hand = None
+        self._node_policies = OrderedDict()   # (labels, board) -> the blueprint's (see below)
         self._game = None                # (street, solver, extra sizes) of the current street
         self._values = {}                # street -> the opponent's blueprint values (safe)
 
@@ -370,16 +371,34 @@ class ResolvingBot:
             if (tree.kind[node] != 0 or tree.player[node] != me
                     or tree.street[node] != int(state.street)):
                 raise ValueError("off the tree")
-            node_range = bp.range(labels, state.board)
+            names, probs, fraction = self._node_policy(labels, state.board)
         except ValueError:
             return ["c"], [bot_action("c", legal)], np.ones((1, len(COMBOS)))
-        fraction = {label: f for f, label in bp.raise_fractions(labels)}
         actions = [bot_action(label, legal, real_raise_to(fraction.get(label, 0.0), label, state))
-                   for label in node_range.actions]
-        probs = np.zeros((len(actions), len(COMBOS)))
+                   for label in names]
+        return list(names), actions, probs.copy()
+
+    def _node_policy(self, labels, board):
+        """(action labels, float64[num_actions, 1326] probabilities, {label: pot fraction}) of
+        the blueprint at the abstract node after ``labels`` with ``board``: the part of
+        :meth:`_blueprint_policy` that depends on nothing else, kept for the last 256 nodes (a
+        best response trying 56 sizes on the turn reads most of them as a few abstract sizes,
+        and the node's range was computed again for each)."""
+        key = (tuple(labels), tuple(board))
+        hit = self._node_policies.get(key)
+        if hit is not None:
+            self._node_policies.move_to_end(key)
+            return hit
+        bp = self.bp
+        node_range = bp.range(labels, board)
+        fraction = {label: f for f, label in bp.raise_fractions(labels)}
+        probs = np.zeros((len(node_range.actions), len(COMBOS)))
         index = [combo_index(a, b) for a, b in node_range.combos.tolist()]
         probs[:, index] = node_range.mix.T
-        return list(node_range.actions), actions, probs
+        self._node_policies[key] = out = (tuple(node_range.actions), probs, fraction)
+        if len(self._node_policies) > 256:
+            self._node_policies.popitem(last=False)
+        return out
 
     def policy(self, state, hand=None):
         """What the seat to act of ``state`` does with every combo: (labels, real actions,
