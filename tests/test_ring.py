@@ -432,6 +432,34 @@ def test_hunl_blueprint_records_fit_their_ring_at_15_workers_flush(tmp_path):
     finally:
         writer.close()
         rings.close()
+    # With flushes fixed at 50 (train.flush_iters) the largest record is a 50-iteration one,
+    # but the cap still lets 28 of them wait in a ring: the ring takes them and a record that
+    # carries held strategy rows (up to an eighth of the ring) besides. (Sized from the
+    # 50-iteration record alone it was 8 MB, and records went through the pipe.)
+    fixed = config_mod.with_overrides(config, train={"flush_iters": 50})
+    executor = ProcessExecutor(game, fixed, 15, pool=object())
+    executor.prepare(None)
+    size = ring.ring_bytes_for(executor.record_bytes)
+    rings = ring.Rings(1, size, allocator=shm.SharedAllocator(tmp_path))
+    writer = ring.RingWriter(rings.descriptor, 0)
+    try:
+        assert all(writer.put(record) is not None for record in small)
+        assert writer.put(bytes(size // 8)) is not None
+    finally:
+        writer.close()
+        rings.close()
+
+
+def test_a_ring_for_fixed_flushes_holds_the_caps_backlog_twice_over():
+    from holdem.runtime.worker import record_bytes_at, ring_record_bytes
+
+    config = config_mod.default_for_game("leduc")
+    game = make_game(config)
+    size = record_bytes_at(game, config, 50)
+    assert ring_record_bytes(game, config, 50, None) == size            # no cap: the record
+    assert ring_record_bytes(game, config, 50, 50) == size              # flushes of the cap
+    waiting = -(-1_428 // 50)                                           # 29 records may wait
+    assert ring_record_bytes(game, config, 50, 1_428) == 2 * waiting * size // ring.RECORDS_PER_RING
 
 
 @pytest.mark.parametrize("with_rings", [True, False])

@@ -44,7 +44,7 @@ from holdem.runtime.flush import FlushPolicy
 from holdem.runtime.lag_model import MainProcess, core_share, costs_for
 from holdem.runtime.process import PIPELINE, batch_size_for, merge_pass
 from holdem.runtime.ring import ring_bytes_for
-from holdem.runtime.worker import BatchRunner, batch_rng_state, record_bytes_at
+from holdem.runtime.worker import BatchRunner, batch_rng_state, ring_record_bytes
 from holdem.store.store import read_only_view
 
 CHUNKS = 8
@@ -107,8 +107,8 @@ class LaggedExecutor:
         self.cap = self.flushes.cap
         # The rings as the process pool sizes them, from a probe on a runner of its own (the
         # simulated workers' state stays as it was).
-        self.ring_bytes = ring_bytes_for(record_bytes_at(
-            game, self.config, self.flushes.largest) if modelled else None)
+        self.ring_bytes = ring_bytes_for(ring_record_bytes(
+            game, self.config, self.flushes.largest, self.cap) if modelled else None)
         self.main = MainProcess(self.costs, merge_threads(self.config, self.num_workers),
                                 self.share, self.ring_bytes)
         self.view = None

@@ -41,11 +41,11 @@ from holdem.delta.merge import (MergeScratch, RowMerger, merge_arena, merge_one,
 from holdem.metrics import log
 from holdem.runtime import protocol, shm
 from holdem.runtime.executor import Batch, BatchResult
-from holdem.runtime.flush import largest_flush
+from holdem.runtime.flush import largest_flush, unmerged_cap
 from holdem.runtime.merge_report import MergeReport
 from holdem.runtime.pool import RestartBudget, WorkerDied, WorkerFailure
 from holdem.runtime.ring import Inbox
-from holdem.runtime.worker import BatchRunner, batch_rng_state, record_bytes_at
+from holdem.runtime.worker import BatchRunner, batch_rng_state, ring_record_bytes
 from holdem.solver.solver import regret_floor_at
 from holdem.store.store import RegretStore, read_only_view
 
@@ -178,8 +178,9 @@ class ProcessExecutor:
         merge_one(store, merger, record, -1.0, game=self.game)          # rows it holds now
         # The largest record a worker can make, for its ring (a few tenths of a second; the pool
         # that gives the flush policy is made from it).
-        self.record_bytes = record_bytes_at(self.game, self.config,
-                                            largest_flush(self.config, self.num_workers), runner)
+        self.record_bytes = ring_record_bytes(self.game, self.config,
+                                              largest_flush(self.config, self.num_workers),
+                                              unmerged_cap(self.config, self.num_workers), runner)
         return time.perf_counter() - start
 
     def start(self, view, stop):

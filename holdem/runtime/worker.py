@@ -53,6 +53,23 @@ def record_bytes_at(game, config, flush, runner=None):
     return int(b2 * (max(1, int(flush)) / n2) ** power)
 
 
+def ring_record_bytes(game, config, largest, cap, runner=None):
+    """The record size to size a worker's ring for (:func:`holdem.runtime.ring.ring_bytes_for`
+    takes RECORDS_PER_RING of it): the largest record, of ``largest`` iterations
+    (:func:`record_bytes_at`), or, where flushes are fixed below the cap on unmerged iterations
+    ``cap`` (None: no cap), enough that the cap's backlog of such records takes at most half the
+    ring -- the other half is room for the records that carry held strategy rows (up to an
+    eighth of the ring, :class:`HeldStrategy`) and for the tail a lap leaves unused. (With
+    ``train.flush_iters: 50`` at 15 workers, ``hunl_blueprint``'s rings were sized from a
+    50-iteration record, 8 MB, and the cap let 28 such records, 7 MB, wait in one, so records
+    went through the pipe.)"""
+    size = record_bytes_at(game, config, largest, runner)
+    if cap is None:
+        return size
+    waiting = -(-int(cap) // max(1, int(largest)))
+    return max(size, 2 * waiting * size // RECORDS_PER_RING)
+
+
 class Stopped(Exception):
     """A worker waiting for its records to be merged was told to stop, or lost its parent."""
 
