@@ -35,6 +35,8 @@ itself.
 import contextlib
 import time
 
+import numpy as np
+
 from holdem.delta import records
 from holdem.delta.merge import (MergeScratch, RowMerger, merge_arena, merge_one, merge_threads,
                                 reason)
@@ -351,11 +353,13 @@ class ProcessExecutor:
             except protocol.ProtocolError as exc:
                 trouble[i] = f"rejected a malformed ready message ({exc})"
 
-    def _sort_frames(self, arena, flushes, trouble):
+    def _sort_frames(self, arena, head, trouble):
         """Drop the records of workers being restarted, and flushes that do not continue a
-        batch the worker holds (its later ones too). ``flushes``: the records' headers."""
+        batch the worker holds (its later ones too). ``head``: the records' header columns
+        (:meth:`holdem.delta.records.RecordArena.columns`)."""
         expect = {}                         # (worker, batch id) -> iterations merged by then
         statuses = arena.statuses().tolist()
+        ids, t0s, iters, lasts = head.id, head.t0, head.iters, head.last
         for r, i in enumerate(arena.sources):
             w = self.workers[i]
             if i in trouble or not w.ready:
@@ -363,15 +367,14 @@ class ProcessExecutor:
                 continue
             if statuses[r] != records.OK:
                 continue                    # merge_arena rejects it, and the worker's later ones
-            flush = flushes[r]
-            pending = w.outstanding.get(flush.id)
+            pending = w.outstanding.get(ids[r])
             if pending is None:
-                why = f"an answer to a batch it was not given ({flush.id})"
+                why = f"an answer to a batch it was not given ({ids[r]})"
             else:
-                key = (i, flush.id)
+                key = (i, ids[r])
                 merged = expect.get(key, pending.merged)
-                why = pending.check(flush.t0, flush.iters, flush.last, merged)
-                expect[key] = merged + flush.iters
+                why = pending.check(t0s[r], iters[r], lasts[r], merged)
+                expect[key] = merged + iters[r]
             if why is not None:
                 trouble[i] = f"rejected a malformed payload ({why})"
                 arena.drop(r)
@@ -379,52 +382,47 @@ class ProcessExecutor:
     def _merge(self, arena, trouble):
         """Merge the pass's records; the merged flushes' results, summed into one."""
         start = time.perf_counter()
-        flushes = arena.flushes()
-        self._sort_frames(arena, flushes, trouble)
+        head = arena.columns()
+        self._sort_frames(arena, head, trouble)
         codes, floor = merge_pass(self.view, self.merger, arena, self.scratch)
         now_ns = time.monotonic_ns()
         s = self.stats
-        first_sent = None
-        iters = visits = 0
-        utility_sum = seconds = delay_ns = 0.0
-        lengths = arena.lengths
+        ok = codes == records.OK
+        for r in np.flatnonzero((codes != records.OK) & (codes != records.SKIPPED)).tolist():
+            trouble.setdefault(arena.sources[r],
+                               f"rejected a malformed payload ({reason(codes[r])})")
+        merged = np.flatnonzero(ok).tolist()
         passed = {}                         # worker -> iterations of its records merged now
-        for r, (i, code) in enumerate(zip(arena.sources, codes.tolist())):
-            if code == records.SKIPPED:
-                continue
-            if code != records.OK:
-                trouble.setdefault(i, f"rejected a malformed payload ({reason(code)})")
-                continue
-            flush = flushes[r]
+        ids, counts, lasts, generations = head.id, head.iters, head.last, head.generation
+        seconds, sources = head.seconds, arena.sources
+        for r in merged:
+            i = sources[r]
             w = self.workers[i]
-            pending = w.outstanding[flush.id]
-            pending.merged += flush.iters
-            if flush.last:
-                del w.outstanding[flush.id]
+            n = counts[r]
+            pending = w.outstanding[ids[r]]
+            pending.merged += n
+            if lasts[r]:
+                del w.outstanding[ids[r]]
             if self.log is not None:
                 self.log.delta(arena.record(r), floor)
-            if flush.generation > w.acked:
-                w.acked = flush.generation
-            w.busy_seconds += flush.seconds
-            if flush.seconds > 0:
-                w.rate = flush.iters / flush.seconds
-            w.merged += flush.iters
-            passed[i] = passed.get(i, 0) + flush.iters
-            s["merges"] += 1
-            s["delta_bytes"] += int(lengths[r])
-            iters += flush.iters
-            visits += flush.visits
-            utility_sum += flush.utility_sum
-            seconds += flush.seconds
-            delay_ns += max(0, now_ns - flush.sent_ns)
-            if first_sent is None or flush.sent_ns < first_sent:
-                first_sent = flush.sent_ns
+            if generations[r] > w.acked:
+                w.acked = generations[r]
+            w.busy_seconds += seconds[r]
+            if seconds[r] > 0:
+                w.rate = n / seconds[r]
+            w.merged += n
+            passed[i] = passed.get(i, 0) + n
+        iters, visits, utility_sum, work, sent = arena.totals(ok)
+        delay_ns = float(np.maximum(0, now_ns - sent).sum())
+        first_sent = int(sent.min()) if merged else None
+        s["merges"] += len(merged)
+        s["delta_bytes"] += int(arena.lengths[:arena.count][ok].sum())
         for i, n in passed.items():
             self.pool.merged(i, self.workers[i].merged)
             self.report.merged_at_once(n)
         s["delta_iters"] += iters
         s["visits"] += visits
-        s["work_seconds"] += seconds
+        s["work_seconds"] += work
         s["delay_seconds"] += delay_ns * 1e-9
         # The main process's wake-up: from the first record's sending to the return of the wait
         # that read it, counted when that record came after the previous pass (this process
@@ -438,7 +436,7 @@ class ProcessExecutor:
         if not iters:
             return []
         return [BatchResult(iters=iters, utility_sum=utility_sum, visits=visits,
-                            seconds=seconds)]
+                            seconds=work)]
 
     def restart(self, i, why):
         """Replace worker ``i`` and queue what it did not deliver of its batches for re-issue.
