@@ -6,7 +6,8 @@ checkpoint, the real process executor, its delta rings, notes, merge passes, flu
 batch hand-out and DCFR sweeps. Only the workers are virtual: one *producer* process plays N of
 them. Each virtual worker takes the batches the executor hands it (two in its pipeline, as a
 real one) and, at ``--worker-rate`` iterations per second, writes a recorded real record --
-its header patched to the batch, the flush and the worker -- into its ring and sends the note,
+its header patched to the batch, the flush and the worker -- into its ring and sends the note
+(worker i starting i / N of a flush late, so that their records arrive spread out),
 waiting at the cap on unmerged iterations as a real worker does
 (:class:`holdem.runtime.worker.UnmergedGate`: a wait note, then its pipe until a go). So the
 main process works as it would beside N real workers on a machine of that per-worker speed,
@@ -24,8 +25,15 @@ while this machine runs one producer and the main process.
 Printed, one ``name: value`` per line: the records' bytes and rows; the worker's CPU per
 iteration; the rate the virtual workers reached (the producer may fall short: compare it with
 ``--worker-rate``); the main process's CPU per record, per merged iteration and per row merged;
-its busy share (CPU over wall time: above 100% with merge threads); records per merge pass; the
-flush-to-merge delay in milliseconds and in iterations merged meanwhile; the waits at the cap;
+its busy share (CPU over wall time: above 100% with merge threads) and its CPU over the wall
+time it did not wait for the workers (below 100%: it waited for a core, the machine's load);
+the same over the merge passes, each counted once per record it merged (the slowdown a record
+sees: a pass the machine held up is long and merges many); its wake-up (from a record's sending
+to the wait that read it, when it was waiting); records
+per merge pass; decision-node visits per iteration of the records; the
+flush-to-merge delay in milliseconds and in iterations merged meanwhile (the mean, then the
+median: on a loaded machine the mean is set by the rare times the scheduler holds the main
+process for tens of milliseconds); the waits at the cap;
 and the main-to-worker cost ratio (main CPU per merged iteration over the worker's CPU per
 iteration), which load on the machine moves less than either figure.
 
@@ -37,6 +45,9 @@ factor measured there once (the 16-core machine's merge line implies about 2x pe
     python tools/bench_mainloop.py --config configs/hunl_default.yaml --workers 15 \\
         --worker-rate 16400 --flush 50 --seconds 30
     python tools/bench_mainloop.py --game leduc --workers 4 --flush 200 --seconds 10
+
+``tests/test_lag_model.py`` runs it against the lag simulator
+(docs/parallel.md#the-lag-simulators-clock).
 """
 
 import collections
@@ -181,6 +192,11 @@ def producer(conns, ring, records_path, rate, cap):
                 w.generation = msg["store"]["generation"]
             if not w.queue:
                 w.due = max(w.due, now)
+                if not w.sent:
+                    # Worker i starts i / N of a flush late, so the N send spread out as real
+                    # workers' flushes do (and as the lag simulator staggers them), not all at
+                    # once every flush.
+                    w.due += i / len(workers) * min(msg["flush"], msg["n"]) * spacing
             w.queue.append([msg["id"], msg["t0"], msg["n"], msg["flush"]])
         now = time.monotonic()
         for i, w in enumerate(workers):
@@ -241,14 +257,36 @@ class ReplayPool(ProcessPool):
 
 
 class MeasuredExecutor(ProcessExecutor):
-    """The process executor, noting the main process's CPU and wall clock at each merge pass."""
+    """The process executor, noting the main process's CPU, wall clock and time waiting for the
+    workers at each merge pass."""
 
-    last = None                 # (process CPU, wall clock) after the latest pass that merged
+    last = None                 # (CPU, wall clock, waited) after the latest pass that merged
+    weighted = (0.0, 0.0)       # the passes' (wall, CPU) not waiting, each times its records
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.delays, self.wakes = [], []    # ns: each record's, each wake-up's
+
+    def _merge(self, arena, trouble):
+        sent = arena.columns().sent_ns if arena.count else []
+        woke, idle_since = self._woke_ns, self._pass_end_ns
+        out = super()._merge(arena, trouble)
+        if sent:
+            self.delays += [self._pass_end_ns - t for t in sent]
+            if min(sent) > idle_since:          # as the executor counts its wake-ups
+                self.wakes.append(woke - min(sent))
+        return out
 
     def results(self, timeout):
+        wall, cpu, waited, merges = (time.perf_counter(), time.process_time(), self._waited,
+                                     self.stats["merges"])
         out = super().results(timeout)
         if out:
-            self.last = (time.process_time(), time.perf_counter())
+            self.last = (time.process_time(), time.perf_counter(), self._waited)
+            n = self.stats["merges"] - merges
+            self.weighted = (
+                self.weighted[0] + n * (self.last[1] - wall - (self._waited - waited)),
+                self.weighted[1] + n * (self.last[0] - cpu))
         return out
 
 
@@ -271,6 +309,9 @@ def build_parser():
                         "rate on this machine)")
     p.add_argument("--flush", type=iteration_count, default=50,
                    help="iterations per record (default 50, 15 workers' flush)")
+    p.add_argument("--batch", type=iteration_count, metavar="N",
+                   help="iterations per batch, a multiple of --flush (default: about "
+                        "0.25 s of a worker, as the process executor sizes them)")
     p.add_argument("--records", type=iteration_count, default=64,
                    help="distinct records recorded (at least; whole batches) and replayed in "
                         "turn (default 64)")
@@ -303,7 +344,8 @@ def main(argv=None):
         start_iters = checkpoint.iterations
         rate = args.worker_rate or 1.0 / worker_cpu_per_iteration(game, source, store,
                                                                    start_iters, args.flush)
-        per_batch = max(1, round(rate * TARGET_BATCH_SECONDS / args.flush))
+        per_batch = (max(1, args.batch // args.flush) if args.batch
+                     else max(1, round(rate * TARGET_BATCH_SECONDS / args.flush)))
         batch = per_batch * args.flush
         config = config_mod.with_overrides(source, train={
             "num_workers": args.workers, "flush_iters": args.flush, "batch_size": batch,
@@ -329,6 +371,8 @@ def main(argv=None):
                        executor=executor)
     s = executor.stats
     cpu, wall = executor.last[0] - executor.report.cpu_start, executor.last[1] - executor._run_start
+    # Wall time not spent waiting for the workers: working, or waiting for a core.
+    busy_wall = wall - (executor.last[2] - executor._waited_start)
     merged, iters = s["merges"], s["delta_iters"]
     payloads = payloads[0] + payloads[1]        # as many of each kind as a batch sends
     row_counts = [rows_of(p) for p in payloads]
@@ -346,8 +390,19 @@ def main(argv=None):
     print(f"main CPU per merged iteration (us): {1e6 * cpu / iters:.3f}")
     print(f"main CPU per row (ns): {1e9 * cpu / rows:.1f}")
     print(f"main busy: {cpu / wall:.1%} of a core")
+    print(f"main CPU while not waiting for workers: {cpu / busy_wall:.1%} of its wall time")
+    print(f"main CPU in the passes that merged a record, by record: "
+          f"{executor.weighted[1] / executor.weighted[0]:.1%} of their wall time")
+    wake = s["wake_seconds"] / s["wakes"] if s["wakes"] else float("nan")
+    print(f"main waking (ms): {1e3 * wake:.3f} ({s['wakes']:,} of {s['passes']:,} passes)")
+    median_wake = statistics.median(executor.wakes) * 1e-9 if executor.wakes else float("nan")
+    print(f"main waking, median (ms): {1e3 * median_wake:.3f}")
     print(f"records per pass: {merged / s['passes']:.1f}")
+    print(f"visits per iteration: {s['visits'] / iters:.1f}")
     print(f"flush to merge: {1e3 * delay:.2f} ms ({delay * iters / wall:,.0f} iterations)")
+    median = statistics.median(executor.delays) * 1e-9
+    print(f"flush to merge, median: {1e3 * median:.2f} ms ({median * iters / wall:,.0f} "
+          "iterations)")
     print(f"waits at the cap ({cap:,} iterations): {s['unmerged_waits']:,}, "
           f"{s['unmerged_wait_seconds'] / (wall * args.workers):.1%} of the workers' time; "
           f"records through the pipe: {s['piped']:,}")

@@ -43,6 +43,14 @@ VISIT_SECONDS = {"kuhn": 56e-9, "leduc": 56e-9, "nlhe": 145e-9}
 DEFAULT_VISIT_SECONDS = 145e-9
 
 
+# The main process's costs on the 16-core machine lent once, over this machine's: its merge line
+# (hunl_default, 15 workers, flush 50, three merge threads) had the main process busy 123% of a
+# core for 5,000 records/s of 112 kB, 246 us a record, where the main loop driven here with the
+# same records cost 115-120 us (issue 53; tools/bench_mainloop.py). One run, and not split into
+# the memory contention of 15 traversals and the machine's own speed: ``Costs.main_scaled``.
+SIXTEEN_CORE_MAIN_FACTOR = 2.0
+
+
 @dataclasses.dataclass(frozen=True)
 class Costs:
     """Nominal seconds of the simulated runtime (see the module docstring), measured on the
@@ -54,9 +62,18 @@ class Costs:
     encode_byte: float = 2.2e-9            # worker: per record byte (split, encode, ring copy)
     wake: float = 60e-6                    # main: from an arrival to its pass, a core free
     wake_shared: float = 1.5e-3            # the same when workers and main share the cores
-    pass_: float = 200e-6                  # main: per merge pass (wait, loop, bookkeeping)
-    record: float = 80e-6                  # main: per record (note, index, checks, result)
-    byte: float = 2.4e-9                   # main: per record byte merged, one merge thread
+    # The main process's CPU per merge pass and per record: fitted, CPU per record = record +
+    # byte x bytes + pass_ / records per pass (4.3 us, 1.257 ns, 366 us), to 10 runs of
+    # tools/bench_mainloop.py on this machine, 2026-11-28 (hunl_default resumed from a warm
+    # 3 M-iteration checkpoint, 15 virtual workers, one merge thread, flushes of 50 to 1,000
+    # iterations at 16,400 iterations/s a worker, and flush 50 at 1,000 and 4,000: records of
+    # 53-663 kB, 3-54 a pass, 76-939 us each, fitted within 7% but for the run at 1,000
+    # iterations/s, 23% above); the machine shared with four to six other jobs
+    # (docs/parallel.md#the-lag-simulators-clock has the commands). Before: 200 us, 80 us and
+    # 2.4 ns, from 2-worker merge lines: 2.5x what the main loop costs a 50-iteration record.
+    pass_: float = 370e-6                  # main: per merge pass (wait, loop, bookkeeping)
+    record: float = 4e-6                   # main: per record (note, index, checks, result)
+    byte: float = 1.26e-9                  # main: per record byte merged, one merge thread
     pipe_byte: float = 0.5e-9              # main: per byte of a record sent through the pipe
     sweep_entry: float = 2e-9              # main: per store entry of a DCFR sweep
     thread_gain: float = 0.4               # merge threads T divide the byte cost by 1 + g (T-1)
@@ -64,6 +81,15 @@ class Costs:
     def with_changes(self, **changes):
         """These costs with some replaced (None values are ignored)."""
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def main_scaled(self, factor):
+        """These costs with the main process's work (passes, records, bytes, pipe, sweeps)
+        ``factor`` times as long: another machine's main process
+        (:data:`SIXTEEN_CORE_MAIN_FACTOR`), or this one's given a share of a core."""
+        return dataclasses.replace(
+            self, pass_=factor * self.pass_, record=factor * self.record,
+            byte=factor * self.byte, pipe_byte=factor * self.pipe_byte,
+            sweep_entry=factor * self.sweep_entry)
 
 
 def costs_for(game, **changes):
