@@ -18,19 +18,10 @@ on every 3-4 bb open, first in or over a limper (read as all-in 10-31% of the ti
 test says so.
 """
 
-from pathlib import Path
-
-import numpy as np
-
 from holdem import config as config_mod
-from holdem.analysis.blueprint import Blueprint
-from holdem.games import make_game
-from holdem.solver.solver import Solver, save_solver
+from tests.test_translation_menus import BB, OPENS, ROOT, _blueprint, _readings  # one reader
 
-ROOT = Path(__file__).resolve().parents[1]
-BB = 100                                         # chips per big blind in these lines
 F, C, X = ("fold", None), ("call", None), ("check", None)
-OPENS = [200, 250, 300, 350, 400]
 # Preflop the seats act UTG, HJ, CO, BTN, SB, BB: what comes before a seat's first action.
 FIRST_IN = {"UTG": [], "HJ": [F], "CO": [F, F], "BTN": [F, F, F], "SB": [F, F, F, F]}
 OVER_A_LIMPER = {"HJ over UTG's limp": [C], "BTN over UTG's limp": [C, F, F],
@@ -63,21 +54,6 @@ def _lines():
                 for fraction in (1 / 3, 1 / 2, 2 / 3, 3 / 4, 1):
                     yield (f"{pot_name}: {street} bet {fraction:.2f} pot after {checks_now} "
                            f"check(s)", line + [("bet", round(fraction * pot))])
-
-
-def _blueprint(name, tmp):
-    """The menu's tree: a blueprint of one iteration (translation reads only the tree)."""
-    cfg = config_mod.load(ROOT / "configs" / name)
-    solver = Solver(make_game(cfg), cfg)
-    solver.run(1)
-    save_solver(solver, tmp / "checkpoints" / "ckpt-000000000001.ckpt")
-    return Blueprint.load(tmp)
-
-
-def _readings(bp, line):
-    """The labels the bet at the end of ``line`` may be read as."""
-    _, notes = bp.translate_line(line, BB, rng=np.random.default_rng(0))
-    return [label for label, _, _ in notes[-1].options]
 
 
 def _all_in_readings(bp):
