@@ -28,18 +28,20 @@ from holdem.analysis.lbr.hand_kernels import NUM_REAL
 from holdem.games import LINES
 
 
-def _check(a, b):
+def check_same_game(a, b, capability=LINES, kind="heads-up No-Limit Hold'em",
+                    table="the same stacks and blinds"):
+    """Raise ValueError unless blueprints ``a`` and ``b`` both support ``capability`` (a match
+    of ``kind`` blueprints) and play the same game (buckets aside: each reads its own)."""
     for bp in (a, b):
-        if not bp.game.supports(LINES):
-            raise ValueError(f"{bp.checkpoint.path}: a cross-menu match is for heads-up "
-                             f"No-Limit Hold'em blueprints, not {bp.game.name!r}")
+        if not bp.game.supports(capability):
+            raise ValueError(f"{bp.checkpoint.path}: a cross-menu match is for {kind} "
+                             f"blueprints, not {bp.game.name!r}")
     ga = {**asdict(a.config.game), "buckets": None}
     gb = {**asdict(b.config.game), "buckets": None}
     if ga != gb:
         diff = sorted(k for k in ga if ga[k] != gb[k])
         raise ValueError(f"{a.checkpoint.path} and {b.checkpoint.path} play different games "
-                         f"(game.{', game.'.join(diff)} differ): a match needs the same stacks "
-                         "and blinds")
+                         f"(game.{', game.'.join(diff)} differ): a match needs {table}")
 
 
 def _bot(bp, store):
@@ -56,7 +58,7 @@ def cross_match(a, b, hands=1_000_000, seed=0, threads=1):
     rounded up to an even number (duplicate deals); ``threads`` > 1 splits the deals (the
     kernels release the GIL), each with its own random streams: reproducible for a given seed
     and thread count."""
-    _check(a, b)
+    check_same_game(a, b)
     deals = max(1, (int(hands) + 1) // 2)
     threads = max(1, min(int(threads), deals))
     store_a, store_b = blueprint_store(a).arrays, blueprint_store(b).arrays

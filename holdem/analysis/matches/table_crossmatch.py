@@ -17,29 +17,15 @@ variate), and A's result by seat. About 30-60 hands a second on one core.
     print(table_cross_match(a, b, hands=12_000).line())
 """
 
-from dataclasses import asdict
-
 import numpy as np
 
 from holdem.analysis.bot import BlueprintBot, real_stack, real_table
 from holdem.analysis.intervals import mean_ci
+from holdem.analysis.matches.crossmatch import check_same_game
 from holdem.analysis.matches.headtohead import MatchResult
 from holdem.games import CARDS
 
 BIG_BLIND = 100                 # real chips per big blind
-
-
-def _check(a, b):
-    for bp in (a, b):
-        if not bp.game.supports(CARDS):
-            raise ValueError(f"{bp.checkpoint.path}: a cross-menu match is for No-Limit Hold'em "
-                             f"blueprints, not {bp.game.name!r}")
-    ga = {**asdict(a.config.game), "buckets": None}
-    gb = {**asdict(b.config.game), "buckets": None}
-    if ga != gb:
-        diff = sorted(k for k in ga if ga[k] != gb[k])
-        raise ValueError(f"{a.checkpoint.path} and {b.checkpoint.path} play different games "
-                         f"(game.{', game.'.join(diff)} differ): a match needs the same table")
 
 
 def table_cross_match(a, b, hands=12_000, seed=0):
@@ -48,7 +34,7 @@ def table_cross_match(a, b, hands=12_000, seed=0):
     of A's mbb/hand, with ``seats`` (A's result in each seat). ``hands`` is rounded up to a
     multiple of the number of seats (each deal is played once with A in each seat);
     reproducible for a given seed."""
-    _check(a, b)
+    check_same_game(a, b, CARDS, "No-Limit Hold'em", "the same table")
     HandState = a.game.cards.engine.HandState
     n = a.game.num_players
     deals = max(1, -(-int(hands) // n))
