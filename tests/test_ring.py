@@ -451,15 +451,19 @@ def test_hunl_blueprint_records_fit_their_ring_at_15_workers_flush(tmp_path):
 
 
 def test_a_ring_for_fixed_flushes_holds_the_caps_backlog_twice_over():
+    # (train.flush_iters set: the probe is close to the real records)
     from holdem.runtime.worker import record_bytes_at, ring_record_bytes
 
-    config = config_mod.default_for_game("leduc")
+    paced = config_mod.default_for_game("leduc")
+    config = config_mod.with_overrides(paced, train={"flush_iters": 50})
     game = make_game(config)
     size = record_bytes_at(game, config, 50)
     assert ring_record_bytes(game, config, 50, None) == size            # no cap: the record
     assert ring_record_bytes(game, config, 50, 50) == size              # flushes of the cap
     waiting = -(-1_428 // 50)                                           # 29 records may wait
     assert ring_record_bytes(game, config, 50, 1_428) == 2 * waiting * size // ring.RECORDS_PER_RING
+    # Paced or two workers' flushes: the probe against an empty store, as before.
+    assert ring_record_bytes(game, paced, 50, 1_428) == size
 
 
 @pytest.mark.parametrize("with_rings", [True, False])

@@ -56,15 +56,18 @@ def record_bytes_at(game, config, flush, runner=None):
 def ring_record_bytes(game, config, largest, cap, runner=None):
     """The record size to size a worker's ring for (:func:`holdem.runtime.ring.ring_bytes_for`
     takes RECORDS_PER_RING of it): the largest record, of ``largest`` iterations
-    (:func:`record_bytes_at`), or, where flushes are fixed below the cap on unmerged iterations
-    ``cap`` (None: no cap), enough that the cap's backlog of such records takes at most half the
-    ring -- the other half is room for the records that carry held strategy rows (up to an
-    eighth of the ring, :class:`HeldStrategy`) and for the tail a lap leaves unused. (With
-    ``train.flush_iters: 50`` at 15 workers, ``hunl_blueprint``'s rings were sized from a
-    50-iteration record, 8 MB, and the cap let 28 such records, 7 MB, wait in one, so records
-    went through the pipe.)"""
+    (:func:`record_bytes_at`: a probe against an empty store, well above what a warm store's
+    flushes send). Where ``train.flush_iters`` fixes flushes below the cap on unmerged
+    iterations ``cap`` (None: no cap), the probe is close to the real records, so the ring is
+    made large enough that the cap's backlog of such records takes at most half of it -- the
+    other half is room for the records that carry held strategy rows (up to an eighth of the
+    ring, :class:`HeldStrategy`) and for the tail a lap leaves unused. (With ``flush_iters: 50``
+    at 15 workers, ``hunl_blueprint``'s rings were sized from a 50-iteration record, 8 MB, and
+    the cap let 28 such records, 7 MB, wait in one, so records went through the pipe.) Paced
+    flushes and two workers' flushes keep the probe's size: their rings already take the
+    backlog of warm records with room to spare (two ``hunl_default`` workers: 17 MiB each)."""
     size = record_bytes_at(game, config, largest, runner)
-    if cap is None:
+    if cap is None or config.train.flush_iters <= 0:
         return size
     waiting = -(-int(cap) // max(1, int(largest)))
     return max(size, 2 * waiting * size // RECORDS_PER_RING)
