@@ -243,11 +243,6 @@ class RecordArena:
         """Record ``r``'s header as a :class:`Flush` (it must have indexed OK)."""
         return Flush(*_header_values(self.index()[r])[1:])
 
-    def flushes(self):
-        """Every record's header as a :class:`Flush` (meaningful for the records that indexed
-        OK)."""
-        return [Flush(*_header_values(row)[1:]) for row in self.index()]
-
     def columns(self):
         """Every record's header as columns: a :class:`Flush` whose fields are lists, one item
         per record (meaningful for the records that indexed OK). A merge pass reads them: a
