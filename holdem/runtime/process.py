@@ -162,6 +162,7 @@ class ProcessExecutor:
         self._flushes = None            # the pool's FlushPolicy (flushes)
         self._woke_ns = 0               # when the last pool.wait returned
         self._pass_end_ns = 0           # when the last merge pass ended
+        self._sweeps = None             # the DCFR sweeps last published to the workers
         self._waited = 0.0              # seconds blocked in pool.wait since the start
 
     # -- start -----------------------------------------------------------------------------
@@ -196,7 +197,8 @@ class ProcessExecutor:
         self.inbox = self.pool.inbox()
         self.cap = self.flushes.cap
         self.log = self.pool.store_log(view.dcfr.steps)
-        self.pool.sweeps(view.dcfr.steps)   # before a worker makes a record (a resumed run's)
+        self._sweeps = view.dcfr.steps      # published before a worker makes a record
+        self.pool.sweeps(self._sweeps)      # (a resumed run's), then as sweeps come
         self.pool.start()
         deadline = time.monotonic() + READY_TIMEOUT
         while not all(w.ready for w in self.workers):
@@ -280,8 +282,9 @@ class ProcessExecutor:
         """One merge pass over everything the workers sent (see the module docstring)."""
         if self.log is not None:            # sweeps the loop applied since the last call
             self.log.discounts(self.view.dcfr.steps)
-        if self.view is not None:           # (tests drive an executor without a run)
-            self.pool.sweeps(self.view.dcfr.steps)
+        if self.view is not None and self.view.dcfr.steps != self._sweeps:
+            self._sweeps = self.view.dcfr.steps     # (tests drive an executor without a run)
+            self.pool.sweeps(self._sweeps)
         inbox = self.inbox
         inbox.clear()
         trouble = {}                        # worker -> why it is restarted after this pass
