@@ -39,7 +39,7 @@ from holdem.analysis.blueprint import Blueprint, load_checkpoint_store
 from holdem.cli.common import iteration_count, non_negative_int, positive_float
 from holdem.games import make_game
 from holdem.runtime.flush import flush_iterations, flush_text
-from holdem.runtime.lag_model import costs_for
+from holdem.runtime.lag_model import SIXTEEN_CORE_MAIN_FACTOR, costs_for
 from holdem.runtime.lagged import LaggedExecutor
 from holdem.training import train
 
@@ -67,6 +67,10 @@ def build_parser():
     p.add_argument("--visit-ns", type=positive_float, metavar="NS",
                    help="a simulated worker's nanoseconds per decision-node visit (default: "
                         "the model's for the game, measured on the 2-core machine)")
+    p.add_argument("--main-factor", type=positive_float, metavar="F",
+                   help="the main process's costs F times this machine's (another machine's "
+                        "main process: %.1f for the 16-core machine lent, measured with "
+                        "tools/bench_mainloop.py on both; default 1)" % SIXTEEN_CORE_MAIN_FACTOR)
     p.add_argument("--no-pacing", action="store_true",
                    help="keep the flush the worker count gives (the runtime before flushes were "
                         "paced to the main process)")
@@ -89,7 +93,11 @@ def _store(logdir):
 
 
 def _train(config, game, workers, args, logdir):
-    costs = None if args.visit_ns is None else costs_for(game, visit=args.visit_ns * 1e-9)
+    costs = None
+    if args.visit_ns is not None or args.main_factor is not None:
+        costs = costs_for(game, visit=None if args.visit_ns is None else args.visit_ns * 1e-9)
+        if args.main_factor is not None:
+            costs = costs.main_scaled(args.main_factor)
     executor = None if workers == 0 else LaggedExecutor(
         game, config, workers, args.batch_size, args.flush, args.merge_delay, costs=costs,
         cores=args.cores, one_delta_per_batch=args.one_delta_per_batch, pace=not args.no_pacing,
