@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import benchlib  # noqa: F401  (first: puts this checkout's holdem on sys.path)
+
 DEFAULT = Path(__file__).resolve().parents[1] / "assets" / "abstraction" / "default_hu.buckets"
 
 

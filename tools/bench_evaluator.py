@@ -10,6 +10,8 @@ of ``rank7_batch_kernel`` over uniformly random 7-card hands, in evaluations per
 import argparse
 import time
 
+import benchlib  # noqa: F401  (first: puts this checkout's holdem on sys.path)
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -25,6 +25,8 @@ from a calling station on the first two streets
 import argparse
 import time
 
+import benchlib  # noqa: F401  (first: puts this checkout's holdem on sys.path)
+
 import numpy as np
 
 from holdem.cli.common import iteration_count

@@ -11,6 +11,8 @@ infoset was reached (its strategy-sum mass).
 import argparse
 import sys
 
+import benchlib  # noqa: F401  (first: puts this checkout's holdem on sys.path)
+
 import numpy as np
 
 from holdem.abstraction.bucket_tables import lookup_buckets
