@@ -6,6 +6,8 @@ Convergence bounds were measured with the fixed seeds used here and given a marg
 on Leduc).
 """
 
+import dataclasses
+
 import numba
 import numpy as np
 import pytest
@@ -273,3 +275,21 @@ def test_regret_floor_holds(leduc, seed):
     regrets = solver.store.used()[3]
     assert regrets.min() == pytest.approx(-2.0)
     assert np.all(regrets >= np.float32(-2.0))
+
+
+@pytest.mark.parametrize("clock", ["iterations", "seconds"])
+def test_the_merge_floor_is_the_traversals_floor_on_either_clock(clock):
+    """regret_floor_at (what merges clamp worker deltas at, once a pass; it reuses the
+    iteration clock's Params) gives the floor the in-process kernels use: the Params' floor
+    times the iteration's weight, the weight stepped by iterations or by elapsed seconds."""
+    base = config.load("configs/hunl_default.yaml").solver
+    solver_cfg = dataclasses.replace(base, schedule_clock=clock, regret_floor=-1000.0,
+                                     weighting="linear", discount_interval=10, discount_stop=100)
+    for iterations, elapsed in [(0, 0.0), (5, 3.0), (50, 55.0), (10_000, 500.0), (7, 55.0)]:
+        params = make_params(solver_cfg, 4, elapsed=elapsed)
+        expected = params.regret_floor * solver_mod.iteration_weight(params, iterations)
+        assert solver_mod.regret_floor_at(solver_cfg, 4, iterations, elapsed) == expected
+    stepped = [solver_mod.regret_floor_at(solver_cfg, 4, 7, e) for e in (3.0, 55.0)]
+    assert (stepped[0] == stepped[1]) == (clock == "iterations")
+    assert solver_mod.regret_floor_at(dataclasses.replace(solver_cfg, regret_floor=None),
+                                      4, 7, 55.0) is None

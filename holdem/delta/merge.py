@@ -115,25 +115,28 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
     if arena.count == 0:
         return np.zeros(0, np.int64)
     table = arena.index()
-    codes = arena.statuses()
-    has_new = arena.counts("keys") > 0
+    codes = table[:, rk.T_STATUS].copy()
+    has_new = table[:, rk.F_COUNTS + rk.A_KEYS] > 0
     checked_new = has_new & (codes == OK)
     new_rows = None
     if game is not None and checked_new.any():
         new_rows = _new_rows(arena, table, checked_new)
         _check_new_keys(game, arena, new_rows, codes, checked_new)
     scratch = scratch or MergeScratch()
-    rows = int(arena.counts("regret_offsets").sum() + arena.counts("strategy_offsets").sum())
+    rows = int(table[:, rk.F_COUNTS + rk.A_REGRET_OFFSETS].sum()
+               + table[:, rk.F_COUNTS + rk.A_STRATEGY_OFFSETS].sum())
     num_actions, status = scratch.arrays(rows, merger.threads, arena.count)
     _, u32, f32, i64, _ = arena.views()
-    checked = arena.kernel_table(codes != OK)           # skipped by check_records
+    parsed = not codes.any()                            # every record indexed OK
+    checked = table if parsed else arena.kernel_table(codes != OK)  # skipped by check_records
     arrays = store.arrays
     k_of = {r: k for k, r in enumerate(merger.ranges)}
     merger.map(lambda lo, hi: rk.check_records(arrays, u32, i64, checked, lo, hi, num_actions,
                                                status[k_of[(lo, hi)]]), rows)
-    for k in range(status.shape[0]):
-        failed = (codes == OK) & (status[k] != 0)
-        codes[failed] = status[k][failed]
+    if status.any():
+        for k in range(status.shape[0]):
+            failed = (codes == OK) & (status[k] != 0)
+            codes[failed] = status[k][failed]
     if by_source and (codes < 0).any():
         failed_sources = set()
         for r in range(arena.count):

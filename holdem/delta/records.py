@@ -254,16 +254,6 @@ class RecordArena:
         cols[_LAST - 1] = (table[:, _LAST] != 0).tolist()
         return Flush(*cols)
 
-    def totals(self, select):
-        """Over the records with ``select`` (bool mask) true: their iterations, decision-node
-        visits, utility sum and traversal seconds, and their ``sent_ns`` (int64 array)."""
-        table = self.index()
-        if not select.all():
-            table = table[select]
-        return (int(table[:, rk.F_ITERS].sum()), int(table[:, rk.F_VISITS].sum()),
-                float(table[:, rk.F_UTILITY_SUM].view(np.float64).sum()),
-                float(table[:, rk.F_SECONDS].view(np.float64).sum()), table[:, rk.F_SENT_NS])
-
     def kernel_table(self, failed):
         """A copy of the index table for the merge kernels, with the records ``failed`` (bool
         mask) marked as not parsed, so that the kernels pass them over."""

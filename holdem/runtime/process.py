@@ -390,11 +390,15 @@ class ProcessExecutor:
         codes, floor = merge_pass(self.view, self.merger, arena, self.scratch)
         now_ns = time.monotonic_ns()
         s = self.stats
-        ok = codes == records.OK
-        for r in np.flatnonzero((codes != records.OK) & (codes != records.SKIPPED)).tolist():
-            trouble.setdefault(arena.sources[r],
-                               f"rejected a malformed payload ({reason(codes[r])})")
-        merged = np.flatnonzero(ok).tolist()
+        if codes.any():                     # some record was skipped or rejected
+            ok = codes == records.OK
+            for r in np.flatnonzero((codes != records.OK)
+                                    & (codes != records.SKIPPED)).tolist():
+                trouble.setdefault(arena.sources[r],
+                                   f"rejected a malformed payload ({reason(codes[r])})")
+            merged = np.flatnonzero(ok).tolist()
+        else:
+            merged = list(range(arena.count))
         passed = {}                         # worker -> iterations of its records merged now
         ids, counts, lasts, generations = head.id, head.iters, head.last, head.generation
         seconds, sources = head.seconds, arena.sources
@@ -415,11 +419,18 @@ class ProcessExecutor:
                 w.rate = n / seconds[r]
             w.merged += n
             passed[i] = passed.get(i, 0) + n
-        iters, visits, utility_sum, work, sent = arena.totals(ok)
-        delay_ns = float(np.maximum(0, now_ns - sent).sum())
-        first_sent = int(sent.min()) if merged else None
+        # The merged records' totals, from the header columns (a pass holds a few records:
+        # Python sums over them cost less than numpy's over the index table).
+        iters = sum(counts[r] for r in merged)
+        visits = sum(head.visits[r] for r in merged)
+        utility_sum = sum(head.utility_sum[r] for r in merged)
+        work = sum(seconds[r] for r in merged)
+        sent = [head.sent_ns[r] for r in merged]
+        delay_ns = float(sum(max(0, now_ns - t) for t in sent))
+        first_sent = min(sent) if merged else None
+        lengths = arena.lengths
         s["merges"] += len(merged)
-        s["delta_bytes"] += int(arena.lengths[:arena.count][ok].sum())
+        s["delta_bytes"] += sum(int(lengths[r]) for r in merged)
         for i, n in passed.items():
             self.pool.merged(i, self.workers[i].merged)
             self.report.merged_at_once(n)
