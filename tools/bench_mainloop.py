@@ -30,7 +30,10 @@ time it did not wait for the workers (below 100%: it waited for a core, the mach
 the same over the merge passes, each counted once per record it merged (the slowdown a record
 sees: a pass the machine held up is long and merges many); its wake-up (from a record's sending
 to the wait that read it, when it was waiting); records
-per merge pass; decision-node visits per iteration of the records; the
+per merge pass, and the median CPU of the merge passes that merged 1, 2, ... records (the
+fixed cost of a pass apart from the records' size: one record, where passes mostly hold one at a
+low ``--worker-rate``; the merge pass alone, not the training loop around it); decision-node
+visits per iteration of the records; the
 flush-to-merge delay in milliseconds and in iterations merged meanwhile (the mean, then the
 median: on a loaded machine the mean is set by the rare times the scheduler holds the main
 process for tens of milliseconds); the waits at the cap;
@@ -40,7 +43,8 @@ iteration), which load on the machine moves less than either figure.
 What two cores cannot show: the producer's records are memory copies, not N traversals, so
 neither the memory bandwidth and cache contention of N workers beside the main process nor a
 two-socket machine's remote memory show here; a machine's per-record cost is this one's times a
-factor measured there once (the 16-core machine's merge line implies about 2x per record).
+factor measured there (the 16-core machine lent on 2026-11-28: 1.7x per record, with its
+workers as much slower per core; docs/parallel.md#the-lag-simulators-clock).
 
     python tools/bench_mainloop.py --config configs/hunl_default.yaml --workers 15 \\
         --worker-rate 16400 --flush 50 --seconds 30
@@ -266,6 +270,7 @@ class MeasuredExecutor(ProcessExecutor):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.delays, self.wakes = [], []    # ns: each record's, each wake-up's
+        self.pass_cpu = collections.defaultdict(list)   # records merged -> each pass's CPU
 
     def _merge(self, arena, trouble):
         sent = arena.columns().sent_ns if arena.count else []
@@ -281,6 +286,8 @@ class MeasuredExecutor(ProcessExecutor):
         wall, cpu, waited, merges = (time.perf_counter(), time.process_time(), self._waited,
                                      self.stats["merges"])
         out = super().results(timeout)
+        if self.stats["merges"] > merges and self.last is not None:   # not the first pass
+            self.pass_cpu[self.stats["merges"] - merges].append(time.process_time() - cpu)
         if out:
             self.last = (time.process_time(), time.perf_counter(), self._waited)
             n = self.stats["merges"] - merges
@@ -398,6 +405,10 @@ def main(argv=None):
     median_wake = statistics.median(executor.wakes) * 1e-9 if executor.wakes else float("nan")
     print(f"main waking, median (ms): {1e3 * median_wake:.3f}")
     print(f"records per pass: {merged / s['passes']:.1f}")
+    by_size = [f"{n}: {1e6 * statistics.median(c):.1f} ({len(c):,})"
+               for n, c in sorted(executor.pass_cpu.items()) if n <= 8 and len(c) >= 20]
+    print("main CPU per merge pass by records merged, median (us; passes): "
+          + (", ".join(by_size) or "n/a"))
     print(f"visits per iteration: {s['visits'] / iters:.1f}")
     print(f"flush to merge: {1e3 * delay:.2f} ms ({delay * iters / wall:,.0f} iterations)")
     median = statistics.median(executor.delays) * 1e-9
