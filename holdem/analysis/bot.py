@@ -121,9 +121,14 @@ class BlueprintBot:
         hand = state if hand is None else hand
         if hand is not self._hand:
             self._hand, self._hand_seed = hand, int(self.rng.integers(2**63))
-        return self.bp.translate_line(real_line(state), self.big_blind,
-                                      rng=np.random.default_rng(self._hand_seed),
+        return self.bp.translate_line(real_line(state), self.big_blind, rng=self.draws(),
                                       stacks=state.config.stacks)
+
+    def draws(self):
+        """The hand's translation draws: a generator on the hand's seed, fresh for each line read,
+        so a line and its continuations read their off-tree sizes alike (a best response that
+        weighs every reading, :mod:`holdem.subgame.lbr`, puts its own draws here)."""
+        return np.random.default_rng(self._hand_seed)
 
     def reading(self, state):
         """How the bot reads the last action of the hand, a bet, raise or all-in, in words;

@@ -7,14 +7,18 @@ it does with every combo (:meth:`ResolvingBot.policy`), on the real rules engine
 
 - LBR keeps the bot's range (1,326 weights) by Bayes' rule: each bot action multiplies it by
   the probability, per combo, of the real action seen (labels that give the same real action
-  add up).
+  add up). The range is split by how the bot may have read LBR's off-tree sizes
+  (:class:`Readings`): the bot reads a size between two of its abstract ones as either with a
+  draw LBR does not see, so LBR weighs each reading by its probability, as the numba LBR does,
+  and asks copies of the bot that read the hand each way, never the bot itself.
 - Before ``first_round`` (the turn, for the published ``3-4`` settings) LBR checks or calls.
   From there it takes the action of its set with the highest expected chips, assuming the hand
   is then checked down: fold ``-contrib[LBR]``; check or call ``WP x pot' - contrib'[LBR]``; a
   bet or raise ``fp x contrib[bot] + (1 - fp) (WP' x pot'' - contrib''[LBR])``, where ``fp`` is
   the bot's fold probability over its range *as it answers that real size* (the re-solving bot
-  re-solves with it when its tree lacks it) and ``WP'`` uses the range weighted by the
-  probability of calling.
+  re-solves with it when its tree lacks it; a blueprint-played street reads it either way, each
+  reading with its probability) and ``WP'`` uses the range weighted by the probability of
+  calling (:func:`raise_value`).
 - Equity: LBR's share of the pot against each combo over every board completion (exact).
 - Every deal is played twice, LBR in each seat with the same cards (a duplicate pair).
 - All-in before the river: the hand is scored by LBR's expected chips over every completion of
@@ -32,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from holdem.analysis.bot import real_table
+from holdem.analysis.bot import BlueprintBot, real_line, real_table
 from holdem.analysis.intervals import mean_ci
 from holdem.analysis.lbr.sampled import allin_share, combo_equity
 from holdem.cards import COMBOS
@@ -106,65 +110,208 @@ def _value_after(state, action, lbr, belief, equity):
         return wp * 2 * matched - matched, None
     return None, after
 
-def _expected_raise(after, lbr, belief, equity, policy):
-    labels, actions, probs = policy
+
+def raise_value(after, lbr, answers, equity):
+    """(LBR's expected chips, the bot's fold probability) for the bet or raise that led to
+    ``after``, the bot answering with ``answers``: [(weights float64[1326], the bot's policy
+    (labels, actions, probs) at ``after``)], one per reading of the bet (:class:`Readings`).
+    The fold probability is over the weights of every reading together, and the equity when
+    called over the combos that call in each."""
     bot = 1 - lbr
     contrib = after.total_commitments
-    fold = np.zeros(len(COMBOS))
-    call = np.zeros(len(COMBOS))
-    for action, p in zip(actions, probs):
-        if action.kind == ActionKind.FOLD:
-            fold += p
-        elif action.kind in (ActionKind.CALL, ActionKind.CHECK):
-            call += p
-    mass = belief.sum()
-    fp = float(belief @ fold / mass) if mass > 0 else 0.0
-    called = belief * call
+    folded, mass, called = 0.0, 0.0, np.zeros(len(COMBOS))
+    for weights, (labels, actions, probs) in answers:
+        fold = np.zeros(len(COMBOS))
+        call = np.zeros(len(COMBOS))
+        for action, p in zip(actions, probs):
+            if action.kind == ActionKind.FOLD:
+                fold += p
+            elif action.kind in (ActionKind.CALL, ActionKind.CHECK):
+                call += p
+        folded += float(weights @ fold)
+        mass += float(weights.sum())
+        called += weights * call
+    fp = folded / mass if mass > 0 else 0.0
     wp = float(called @ equity / called.sum()) if called.sum() > 0 else 0.5
     cover = min(contrib[lbr], contrib[bot] + after.stacks[bot])
-    return fp * contrib[bot] + (1 - fp) * (wp * 2 * cover - cover)
+    return fp * contrib[bot] + (1 - fp) * (wp * 2 * cover - cover), fp
+
+
+class _Picks:
+    """Draws for :meth:`Blueprint.translate_line` that read each off-tree size as ``picks``
+    says (0 the smaller size, 1 the larger; it reads the smaller where ``random()`` is under the
+    smaller's probability), and the smaller past them; ``asked`` counts the draws taken."""
+
+    def __init__(self, picks):
+        self.picks, self.asked = picks, 0
+
+    def random(self):
+        i, self.asked = self.asked, self.asked + 1
+        return 1.0 if i < len(self.picks) and self.picks[i] else 0.0
+
+
+class _ReadingBlueprintBot(BlueprintBot):
+    """A :class:`BlueprintBot` that reads the hand's off-tree sizes as ``picks`` (:class:`_Picks`)
+    instead of with its hand's seed."""
+
+    def __init__(self, bp, big_blind, picks):
+        super().__init__(bp, big_blind, np.random.default_rng(0))
+        self.picks = picks
+
+    def draws(self):
+        return _Picks(self.picks)
+
+
+class Readings:
+    """LBR's belief about the bot: its range (weights per combo) split by how the bot has read
+    LBR's off-tree sizes, as the numba LBR's belief is (:mod:`holdem.analysis.lbr.belief_kernels`).
+
+    The bot reads a size between two of its abstract sizes as either, with a draw seeded once
+    per hand that LBR does not see (:meth:`BlueprintBot.translate`). Each reading is a branch:
+    its picks (0 or 1 per drawn size, in line order), a copy of the bot that reads the hand so
+    (it answers every line as the real bot would with those draws: on a blueprint street its
+    node's policy, on a re-solved one a solve from the ranges its reading gives), and its
+    weights, the range times the probability of the reading. A bet of LBR that the bot reads by
+    translation splits each branch in two (``pseudo-harmonic`` probabilities of that branch's
+    node); a bot action multiplies each branch by the probability its copy gives that action.
+    The real bot is never asked: its draws stay its own. A bot that is not a
+    :class:`ResolvingBot` (tests' fixed bots) reads nothing and keeps one branch, itself."""
+
+    def __init__(self, bot, state, lbr):
+        weights = np.ones(len(COMBOS))
+        mine = set(state.hole_cards[lbr])
+        weights[[a in mine or b in mine for a, b in COMBOS.tolist()]] = 0.0
+        self.bot, self.reads = bot, isinstance(bot, ResolvingBot)
+        self.branches = {(): weights}               # picks -> weights
+        self.copies = {}
+        self.empty = 0                  # bot actions no branch gave weight (belief kept)
+
+    def total(self):
+        """float64[1326]: the bot's range, every reading together."""
+        return sum(self.branches.values())
+
+    def remove(self, cards):
+        """Zero the combos holding any of ``cards`` (dealt to the board)."""
+        dead = [a in cards or b in cards for a, b in COMBOS.tolist()]
+        for weights in self.branches.values():
+            weights[dead] = 0.0
+
+    def copy_of(self, picks):
+        """The bot reading the hand's off-tree sizes as ``picks``."""
+        if not self.reads:
+            return self.bot
+        if picks not in self.copies:
+            twin = copy.copy(self.bot)
+            twin.blueprint = _ReadingBlueprintBot(self.bot.bp, self.bot.big_blind, picks)
+            twin.rng = None                             # it never decides
+            twin._hand, twin._game, twin.solves, twin.reused = None, None, 0, 0
+            self.copies[picks] = twin
+        return self.copies[picks]
+
+    def solves(self):
+        """Subgames the copies solved."""
+        return sum(twin.solves for twin in self.copies.values())
+
+    def _split(self, after):
+        """[(picks, probability)] per branch with weight: how each reads the last action of
+        ``after`` (one entry where it draws nothing there)."""
+        out = {}
+        for picks, weights in self.branches.items():
+            out[picks] = [(picks, 1.0)]
+            if not self.reads or not weights.any() or int(after.street) >= self.bot.street:
+                continue                    # a re-solved street holds the real size
+            draws = _Picks(picks)
+            try:
+                _, notes = self.bot.bp.translate_line(real_line(after), self.bot.big_blind,
+                                                      rng=draws, stacks=after.config.stacks)
+            except ValueError:              # the line left the tree: the bot checks or calls
+                continue
+            if draws.asked > len(picks):
+                out[picks] = [(picks + (k,), option[2])
+                              for k, option in enumerate(notes[-1].options)]
+        return out
+
+    def answers(self, after, hand):
+        """The bot's answers to LBR's bet or raise on ``after`` (a copy of ``hand`` with the
+        action applied) for :func:`raise_value`: per reading, its weights and policy."""
+        out = []
+        for picks, children in self._split(after).items():
+            weights = self.branches[picks]
+            if not weights.any():
+                continue
+            for child, p in children:
+                out.append((weights * p, self.copy_of(child).policy(after, hand)))
+        return out
+
+    def act(self, state, action):
+        """LBR plays ``action`` at ``state`` (not applied yet): a bet or raise splits each
+        branch by its readings."""
+        if action.kind not in (ActionKind.BET, ActionKind.RAISE):
+            return
+        after = copy.deepcopy(state)
+        after.apply(action)
+        branches = {}
+        for picks, children in self._split(after).items():
+            for child, p in children:
+                branches[child] = self.branches[picks] * p
+        self.branches = branches
+
+    def observe(self, state, action):
+        """The bot plays ``action`` at ``state`` (not applied yet): Bayes' rule per branch
+        (labels that give the same real action add up); an action no branch gives weight to
+        leaves the belief as it was."""
+        seen = {}
+        for picks, weights in self.branches.items():
+            if weights.any():
+                _, actions, probs = self.copy_of(picks).policy(state)
+                seen[picks] = sum((p for a, p in zip(actions, probs) if a == action),
+                                  np.zeros(len(COMBOS)))
+        if not any((self.branches[k] * v).any() for k, v in seen.items()):
+            self.empty += 1
+            return
+        self.branches = {k: self.branches[k] * v for k, v in seen.items()
+                         if (self.branches[k] * v).any()}
 
 
 def lbr_hand(state, lbr, bot, fractions, all_in, first_round, stats):
-    """Play one hand: LBR in seat ``lbr`` against ``bot`` (a ResolvingBot); LBR's chips."""
-    belief = np.ones(len(COMBOS))
-    mine = set(state.hole_cards[lbr])
-    belief[[a in mine or b in mine for a, b in COMBOS.tolist()]] = 0.0
+    """Play one hand: LBR in seat ``lbr`` against ``bot`` (a ResolvingBot); LBR's chips. LBR
+    decides on its :class:`Readings` of the bot; the real bot plays with its own draws."""
+    readings = Readings(bot, state, lbr)
     equity_cache = {}
     all_in = None
-    while not state.is_terminal:
-        if state.to_act != lbr:
-            labels, actions, probs = bot.policy(state)
-            decision = bot.decide(state)
-            seen = np.zeros(len(COMBOS))
-            for action, p in zip(actions, probs):
-                if action == decision.action:
-                    seen += p
-            if (belief * seen).sum() > 0:
-                belief *= seen
-            all_in = _apply(state, decision.action)
-            continue
-        if int(state.street) < first_round:
-            legal = state.legal_actions()
-            all_in = _apply(state, Action.check() if ActionKind.CHECK in legal else Action.call())
-            continue
-        board = state.board
-        dead = set(board)
-        belief[[a in dead or b in dead for a, b in COMBOS.tolist()]] = 0.0
-        key = len(board)
-        if key not in equity_cache:
-            equity_cache[key] = equity_vector(state.hole_cards[lbr], board)
-        equity = equity_cache[key]
-        best, best_value = None, -np.inf
-        for action in _candidates(state, fractions, all_in):
-            value, after = _value_after(state, action, lbr, belief, equity)
-            if after is not None:
-                value = _expected_raise(after, lbr, belief, equity, bot.policy(after, state))
-            if value > best_value + 1e-9:
-                best, best_value = action, value
-        stats["decisions"] += 1
-        stats["raises"] += best.kind in (ActionKind.BET, ActionKind.RAISE)
-        all_in = _apply(state, best)
+    try:
+        while not state.is_terminal:
+            if state.to_act != lbr:
+                decision = bot.decide(state)
+                readings.observe(state, decision.action)
+                all_in = _apply(state, decision.action)
+                continue
+            if int(state.street) < first_round:
+                legal = state.legal_actions()
+                all_in = _apply(state, Action.check() if ActionKind.CHECK in legal
+                                else Action.call())
+                continue
+            board = state.board
+            readings.remove(set(board))
+            key = len(board)
+            if key not in equity_cache:
+                equity_cache[key] = equity_vector(state.hole_cards[lbr], board)
+            equity = equity_cache[key]
+            belief = readings.total()
+            best, best_value = None, -np.inf
+            for action in _candidates(state, fractions, all_in):
+                value, after = _value_after(state, action, lbr, belief, equity)
+                if after is not None:
+                    value, _ = raise_value(after, lbr, readings.answers(after, state), equity)
+                if value > best_value + 1e-9:
+                    best, best_value = action, value
+            stats["decisions"] += 1
+            stats["raises"] += best.kind in (ActionKind.BET, ActionKind.RAISE)
+            readings.act(state, best)
+            all_in = _apply(state, best)
+    finally:
+        stats["solves"] = stats.get("solves", 0) + readings.solves()
+        stats["empty"] = stats.get("empty", 0) + readings.empty
     if all_in is not None:
         return all_in if lbr == 0 else -all_in
     return state.payoffs()[lbr]
@@ -277,7 +424,7 @@ def _lbr_deals(spec, indices, cache):
                                       first_round, stats) * to_mbb
                 solves += bot.solves
         rows.append((totals[0] / 2, totals[1] / 2))
-    return rows, solves, (cache.hits - hits if cache else 0)
+    return rows, solves + stats.get("solves", 0), (cache.hits - hits if cache else 0)
 
 
 def _result(resolved, alone, per_board, solves, seconds, reused):

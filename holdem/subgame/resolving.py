@@ -176,8 +176,7 @@ class ResolvingBot:
         prefix = [a for a, rec in zip(real_line(state), state.actions) if int(rec.street) < street]
         try:
             labels, _ = self.bp.translate_line(
-                prefix, self.big_blind, rng=np.random.default_rng(self.blueprint._hand_seed),
-                stacks=state.config.stacks)
+                prefix, self.big_blind, rng=self.blueprint.draws(), stacks=state.config.stacks)
             node_range = self.bp.range(labels, state.board[:street + 2])
         except ValueError:
             return None
