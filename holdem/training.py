@@ -55,6 +55,12 @@ with configs/hunl_default.yaml; Kuhn and Leduc, whose tree-game kernels take 1.2
 compile time in-process and 1.1x with workers, measured side by side on the loaded machine
 (docs/performance.md)."""
 
+# The loop's monitor tick (progress, evaluations, TensorBoard: all due by their own intervals of
+# half a second or more) at most this often: worker runs come round the loop once a merge
+# pass, hundreds of times a second, and a tick cost the main process ~16 us each
+# (tools/bench_mainloop.py, hunl_default, 15 virtual workers).
+TICK_SECONDS = 0.005
+
 
 def compile_estimate(game, in_background):
     """The seconds :data:`COMPILE_SECONDS` gives a cold start of ``game``'s kernels (No-Limit
@@ -359,7 +365,7 @@ class Run:
         tc, executor = self.tc, self.executor
         limit = memory_limit_bytes(self.config)
         reason = None
-        last_snapshot = time.monotonic()
+        last_snapshot, last_tick = time.monotonic(), -math.inf
         while True:
             if reason is None:
                 reason = self._stop_reason(self.stop, limit)
@@ -373,8 +379,11 @@ class Run:
             for result in executor.results(timeout):
                 self._account(result)
             self._discount()
-            self._tick()
-            if time.monotonic() - last_snapshot >= tc.snapshot_interval:
+            now = time.monotonic()
+            if now - last_tick >= TICK_SECONDS:
+                self._tick()
+                last_tick = now
+            if now - last_snapshot >= tc.snapshot_interval:
                 self._checkpoint(background=True)
                 last_snapshot = time.monotonic()
 

@@ -114,6 +114,30 @@ def test_a_drain_reads_every_frame_whole_where_its_reads_cut_them(rings, monkeyp
     assert inbox.waits == {1: (77, 5)}
 
 
+@pytest.mark.parametrize("chunk", [ring.DRAIN_BYTES, 200])
+def test_a_drain_says_whether_the_pipe_may_hold_more(rings, monkeypatch, chunk):
+    """``filled``: the read took all the chunk holds, so the pipe may hold more (the pool
+    then asks the pipe again); a read that took less emptied it (the pool does not ask)."""
+    monkeypatch.setattr(ring, "DRAIN_BYTES", chunk)
+    inbox = ring.Inbox(rings)
+    writer = ring.RingWriter(rings.descriptor, 1)
+    read_end, write_end = os.pipe()
+    try:
+        notes = [writer.put(_record(64)) for _ in range(8)]     # 8 x 41 bytes
+        for note in notes:
+            frames.send(write_end, note)
+        total = len(notes) * (frames.HEADER_SIZE + ring.NOTE_SIZE)
+        read = inbox.drain(1, read_end, stall=10)
+        assert inbox.filled == (chunk < total)
+        while inbox.filled and read < len(notes):
+            read += inbox.drain(1, read_end, stall=10)
+        assert read == len(notes) and not inbox.filled
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+        writer.close()
+
+
 def test_notes_are_checked(rings):
     assert ring.decode_note(ring.encode_note(8, 16, 24)) == (8, 16, 24)
     assert ring.decode_note(protocol.encode_ready(0, 1)[:ring.NOTE_SIZE]) is None

@@ -270,7 +270,11 @@ class ProcessPool(Pool):
                     read = 0
                     while True:             # every frame in the pipe per system call
                         read += inbox.drain(i, conn.fileno(), stall)
-                        if read >= MAX_FRAMES or not self._has_data(i):
+                        # A read that did not fill its buffer emptied the pipe: asking the
+                        # pipe again (a system call a worker a pass) would find nothing, or
+                        # what came since, which the next wait sees.
+                        if (read >= MAX_FRAMES or not inbox.filled
+                                or not self._has_data(i)):
                             break
                     events.append((i, read))
                     continue
