@@ -572,3 +572,86 @@ def test_cli_lbr_on_a_small_game_is_exact(tmp_path):
     proc = _eval("--checkpoint", tmp_path, "--lbr", "fcpa:3-4")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "kuhn has its own limit actions" in proc.stderr
+
+
+# -- LBR's bets by street and size ------------------------------------------------------------
+
+@pytest.mark.parametrize("setting, labels", [("abstract:1-4", ("2.5", "all-in")),
+                                             ("fcpa:1-4", ("3", "all-in"))])
+def test_size_histogram_puts_known_opens_in_their_bins(game, setting, labels):
+    """Against a blueprint that always folds LBR opens as the small blind with one of the
+    raises of its set and wins the blind (every raise is worth +1 bb; which one it takes is
+    left to rounding): abstract the tree's 2.5 bb open or all-in, fcpa a pot raise (to 3 bb)
+    or all-in. Every open lands in those bins, none in the re-raises' row or after the flop,
+    and each carries the +1 bb LBR won in its hand."""
+    result = lbr.lbr_match(game, lbr.baseline_store(game, "fold"), hands=400, seed=3,
+                           setting=setting)
+    bins = [lbr.SIZE_LABELS[0].index(label) for label in labels]
+    assert result.sizes[0, bins].sum() == result.sizes.sum() == 200
+    bb = game.cards.table.chips_per_bb
+    np.testing.assert_array_equal(result.size_chips, result.sizes * bb)
+    line, = result.size_lines(bb)
+    assert line.startswith("sizes preflop opens (bb raised to; 200 raises): ")
+    assert all(f" {label} " in f" {line}" for label, k in zip(labels, bins)
+               if result.sizes[0, k])
+
+
+def _size_bin(spec, street, contrib, commit, player, to_bb):
+    real = np.zeros(lk.NUM_REAL, np.int64)
+    bb = int(spec.big_blind)
+    real[lk.R_CONTRIB:lk.R_CONTRIB + 2] = [int(c * bb) for c in contrib]
+    real[lk.R_COMMIT:lk.R_COMMIT + 2] = [int(c * bb) for c in commit]
+    real[lk.R_BET] = max(real[lk.R_COMMIT:lk.R_COMMIT + 2])
+    real[lk.R_PLAYER] = player
+    real[lk.R_STREET] = street
+    to = lk.real_max_to(spec, real) if to_bb == "all-in" else int(round(to_bb * bb))
+    return lk.size_bin(spec, real, np.int64(to))
+
+
+@pytest.mark.parametrize("to_bb, label", [(2.0, "<=2"), (2.5, "2.5"), (3.0, "3"), (4.0, "4"),
+                                          (8.0, "7"), (9.0, "10"), (40.0, "45"),
+                                          (99.0, ">60"), ("all-in", "all-in")])
+def test_preflop_raises_are_binned_by_the_big_blinds_raised_to(game, to_bb, label):
+    spec = lbr.make_spec(game)
+    assert _size_bin(spec, 0, (0.5, 1.0), (0.5, 1.0), 0, to_bb) == \
+        lbr.SIZE_LABELS[0].index(label)
+
+
+@pytest.mark.parametrize("commit, to_bb, label", [
+    ((0, 0), 0.5, "<=0.1"),         # a tenth of the 5 bb pot
+    ((0, 0), 1.0, "1/6"),           # a fifth: on the bin's upper edge, 0.2
+    ((0, 0), 1.25, "1/4"),
+    ((0, 0), 2.5, "1/2"),
+    ((0, 0), 5.0, "1"),
+    ((0, 0), 15.0, "3"),
+    ((0, 2.5), 10.0, "3/4"),        # facing 2.5 into 5: calling makes 10, raising adds 7.5
+    ((0, 2.5), 12.5, "1"),
+    ((0, 2.5), "all-in", "all-in")])
+def test_postflop_raises_are_binned_by_the_pot_fraction_they_add(game, commit, to_bb, label):
+    """On the flop with 2.5 bb each in the pot (5 bb), LBR (seat 0) to act: the fraction is
+    of the pot after calling, and counts only what the raise adds beyond the call."""
+    spec = lbr.make_spec(game)
+    contrib = (2.5 + commit[0], 2.5 + commit[1])
+    assert _size_bin(spec, 1, contrib, commit, 0, to_bb) == lbr.SIZE_LABELS[1].index(label)
+
+
+def test_size_histogram_sums_to_the_raises_of_each_street(game, nlhe_checkpoint):
+    """Against a trained blueprint with the 56 bets on every street: the histogram's rows
+    hold exactly the raises counted per street, the re-raises are a part of the preflop
+    row, and the chips are LBR's (a raise's hand loses at most a stack, wins at most one)."""
+    from holdem.analysis.blueprint import Blueprint
+    from holdem.analysis.matches.headtohead import blueprint_store
+
+    store = blueprint_store(Blueprint.load(nlhe_checkpoint)).arrays
+    result = lbr.lbr_match(game, store, hands=600, seed=5, setting="56:1-4")
+    streets = ("preflop", "flop", "turn", "river")
+    assert result.sizes[:4].sum(axis=1).tolist() == [result.stats[f"raises_{s}"]
+                                                     for s in streets]
+    assert result.sizes[:4].sum() == result.stats["lbr_raises"] > 0
+    assert np.all(result.sizes[4] <= result.sizes[0]) and result.sizes[4].sum() > 0
+    assert np.count_nonzero(result.sizes[0]) >= 3                 # the 56 set varies its sizes
+    stack = float(lbr.make_spec(game).stack)
+    assert np.all(np.abs(result.size_chips) <= result.sizes * stack)
+    lines = result.size_lines(game.cards.table.chips_per_bb)
+    assert lines[0].startswith("sizes preflop opens (bb raised to; ")
+    assert all(line.endswith(")") for line in lines)

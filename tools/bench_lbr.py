@@ -5,9 +5,11 @@ a constant opponent of a config's game: ``--policy fold`` must give exactly 750 
 check of LBR's model of the bot (the fold probability its belief predicted for its bets against
 the bot's folds, with z; and the belief counters ``bad_branches``, ``true_node_missing``,
 ``empty_beliefs``, ``dropped_readings``, which are 0 when the belief is the bot's posterior), the
-kernel counters per hand, and the time split: the equity vectors (measured separately per
-street on random spots, times how many the match computed) against the rest (range updates,
-strategy look-ups, buckets, playing the hands).
+kernel counters per hand, LBR's bets and raises by street and size (preflop opens and re-raises
+by the big blinds raised to, after the flop by the pot fraction added; each size's share of the
+line's raises and LBR's mean chips in the hands where it chose it), and the time split: the
+equity vectors (measured separately per street on random spots, times how many the match
+computed) against the rest (range updates, strategy look-ups, buckets, playing the hands).
 
     python tools/bench_lbr.py --checkpoint /tmp/runs/h10 --hands 20000
     python tools/bench_lbr.py --checkpoint /tmp/runs/h10 --setting fcpa:3-4 --hands 100000 \
@@ -120,6 +122,8 @@ def main(argv=None):
     print(result.line())
     print(f"speed: {result.hands_per_second:.0f} hands/s ({result.seconds:.1f} s)")
     print(result.folds.line())
+    for line in result.size_lines(game.cards.table.chips_per_bb):
+        print(line)
     if args.station:
         station = station_match(game, store, args, samples)
         gain = result.per_deal - station.per_deal

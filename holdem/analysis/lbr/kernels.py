@@ -91,6 +91,24 @@ STAT_BAD_BRANCHES = 21          # belief branches at a decision the bot cannot b
 STAT_TRUE_MISSING = 22          # decisions whose belief lacked the bot's node and cards
 NUM_STATS = 25                  # (23, 24: STAT_EMPTY, STAT_DROPPED in belief_kernels)
 
+# LBR's chosen bets and raises by street and size (work.sizes[street, bin]; the chips LBR won in
+# the hands where it chose them in work.size_chips): preflop by the big blinds raised *to*,
+# after the flop by the fraction of the pot after calling that the raise adds. A size falls in
+# the first bin whose upper edge it does not exceed; past the last edge it is SIZE_ABOVE, and a
+# raise to LBR's whole stack is SIZE_ALLIN whatever its size. The edges lie halfway between the
+# sizes that name the bins (sampled.SIZE_LABELS), so a size rounded to whole chips stays in its
+# bin.
+PREFLOP_SIZE_EDGES = np.array([2.25, 2.75, 3.5, 4.5, 6.0, 8.5, 12.5, 17.5, 25.0, 35.0, 60.0])
+"""Upper edges (big blinds raised to) of the preflop bins: 2 (the minimum raise), 2.5, 3, 4, 5,
+7, 10, 15, 20, 30, 45."""
+POSTFLOP_SIZE_EDGES = np.array([0.12, 0.2, 0.29, 0.42, 0.62, 0.87, 1.25, 1.75, 2.5, 4.0, 7.0])
+"""Upper edges (pot fractions) of the postflop bins: 0.1 and less, 1/6, 1/4, 1/3, 1/2, 3/4, 1,
+1.5, 2, 3, 5."""
+SIZE_ABOVE = 11                 # past the last edge, not all-in
+SIZE_ALLIN = 12
+NUM_SIZE_BINS = 13
+SIZE_RERAISES = 4               # sizes[] row of the preflop raises over a raise (3-bets, ...)
+
 # audit[] sums: LBR's bets and raises against the bot's answers, for the fold calibration
 AUD_BETS = 0                    # LBR bets and raises the bot answered
 AUD_PREDICTED = 1               # sum of the fold probability LBR's model gave each
@@ -167,6 +185,10 @@ LbrWork = namedtuple("LbrWork", [
     "opt_prob",     # float64[2]: ... and their probabilities
     "cand_fold",    # float64[max candidates]: the bot's fold probability after each raise
     "audit",        # float64[NUM_AUDIT]: the fold calibration sums (AUD_*)
+    "sizes",        # int64[5, NUM_SIZE_BINS]: LBR's bets and raises by street and size bin;
+                    #   row SIZE_RERAISES: the preflop ones that re-raise (part of row 0)
+    "size_chips",   # float64[5, NUM_SIZE_BINS]: LBR's chips in the hand, summed per such raise
+    "hand_sizes",   # int64[5, NUM_SIZE_BINS]: this hand's raises (scratch of play_seat)
 ])
 """Scratch of the LBR kernels (built by :func:`holdem.analysis.lbr.sampled.make_work`)."""
 
@@ -367,8 +389,34 @@ def lbr_action(tree, store, spec, seat, work):
     else:
         work.stats[STAT_RAISES] += 1
         work.stats[STAT_STREET_RAISES + street] += 1
+        k = size_bin(spec, real, work.cand_to[best])
+        work.sizes[street, k] += 1
+        work.hand_sizes[street, k] += 1
+        if street == 0 and real[R_BET] > spec.big_blind:     # a 3-bet or later
+            work.sizes[SIZE_RERAISES, k] += 1
+            work.hand_sizes[SIZE_RERAISES, k] += 1
     work.stats[STAT_DECISIONS] += 1
     return best
+
+
+@njit_inline
+def size_bin(spec, real, to):
+    """The bin (of ``work.sizes``) of a raise to street commitment ``to`` at the real hand
+    ``real``: all-in, else preflop the big blinds raised to and after the flop the fraction of
+    the pot after calling that the raise adds, against the edges above."""
+    if to == real_max_to(spec, real):
+        return SIZE_ALLIN
+    if real[R_STREET] == 0:
+        x = float(to) / float(spec.big_blind)
+        edges = PREFLOP_SIZE_EDGES
+    else:
+        pot = real[R_CONTRIB] + real[R_CONTRIB + 1] + real_to_call(real)
+        x = float(to - real[R_BET]) / float(pot)
+        edges = POSTFLOP_SIZE_EDGES
+    k = 0
+    while k < edges.shape[0] and x > edges[k]:
+        k += 1
+    return k
 
 
 # --------------------------------------------------------------------------------------------
@@ -423,7 +471,19 @@ def audit_belief(tree, work, seat, bp_node, bp_combo):
 
 @njit
 def play_seat(tree, tables, store, spec, work, seat, state):
-    """Play the dealt cards once with LBR in ``seat``; LBR's chips."""
+    """Play the dealt cards once with LBR in ``seat``; LBR's chips (also added to
+    ``work.size_chips`` once for each bet or raise LBR made in the hand)."""
+    work.hand_sizes[:, :] = 0
+    chips = _play_seat(tree, tables, store, spec, work, seat, state)
+    for row in range(work.hand_sizes.shape[0]):
+        for k in range(NUM_SIZE_BINS):
+            if work.hand_sizes[row, k] > 0:
+                work.size_chips[row, k] += work.hand_sizes[row, k] * chips
+    return chips
+
+
+@njit
+def _play_seat(tree, tables, store, spec, work, seat, state):
     cards = work.cards
     real = work.real
     bp = 1 - seat

@@ -186,6 +186,8 @@ class LbrResult:
     setting: LbrSetting = LbrSetting()
     per_deal: np.ndarray = field(default=None, repr=False)   # mbb per duplicate deal
     folds: "FoldCheck" = None   # the bot's folds to LBR's raises, predicted and actual
+    sizes: np.ndarray = field(default=None, repr=False)     # int64[5, SIZE_LABELS]: raises
+    size_chips: np.ndarray = field(default=None, repr=False)    # chips of their hands, summed
 
     @property
     def hands_per_second(self):
@@ -197,6 +199,32 @@ class LbrResult:
         name = "" if self.setting == LbrSetting() else f" {self.setting}"
         return (f"lbr{name}: {self.mbb_per_hand:.1f} ± {self.ci95:.1f} mbb/hand "
                 f"(95% CI, {self.hands} hands)")
+
+    def size_lines(self, chips_per_bb):
+        """LBR's bets and raises by street and size (:data:`SIZE_LABELS`), one line per
+        street that has any (preflop split into opens and re-raises): ``sizes flop (pot
+        fraction added; 5,426 raises): 1/2 40.1% (+1.23 bb), ...`` -- each bin's share of the
+        line's raises and LBR's mean chips (big blinds) in the hands where it chose that size
+        (counted once per such raise)."""
+        lines = []
+        if self.sizes is None:
+            return lines
+        sizes = np.vstack([self.sizes[0] - self.sizes[4], self.sizes[4], self.sizes[1:4]])
+        chips = np.vstack([self.size_chips[0] - self.size_chips[4], self.size_chips[4],
+                           self.size_chips[1:4]])
+        names = ("preflop opens", "preflop re-raises", "flop", "turn", "river")
+        for row, name in enumerate(names):
+            total = int(sizes[row].sum())
+            if total == 0:
+                continue
+            unit = "bb raised to" if row < 2 else "pot fraction added"
+            cells = []
+            for label, n, won in zip(SIZE_LABELS[row >= 2], sizes[row], chips[row]):
+                if n:
+                    cells.append(f"{label} {100 * n / total:.1f}% "
+                                 f"({won / n / chips_per_bb:+.2f} bb)")
+            lines.append(f"sizes {name} ({unit}; {total:,} raises): " + ", ".join(cells))
+        return lines
 
     @property
     def useful_ci95(self):
@@ -227,6 +255,14 @@ class LbrResult:
                 f"{self.useful_ci95:.0f} mbb/hand or less, from at least {MIN_USEFUL_HANDS:,} "
                 f"hands); try --hands {need} (the interval narrows as 1/sqrt(hands))")
 
+
+SIZE_LABELS = (("<=2", "2.5", "3", "4", "5", "7", "10", "15", "20", "30", "45", ">60",
+                "all-in"),
+               ("<=0.1", "1/6", "1/4", "1/3", "1/2", "3/4", "1", "1.5", "2", "3", "5", ">7",
+                "all-in"))
+"""Names of LBR's size bins (:data:`kernels.PREFLOP_SIZE_EDGES`, ``POSTFLOP_SIZE_EDGES``):
+preflop the big blinds raised to, after the flop the pot fraction added; each bin holds the
+sizes nearer its name than its neighbours'."""
 
 COMBO_MASK = (np.int64(1) << COMBOS[:, 0]) | (np.int64(1) << COMBOS[:, 1])
 """int64[1326]: each combo's two cards as bits, in :data:`holdem.cards.COMBOS` order."""
@@ -326,7 +362,10 @@ def make_work(game=None):
         response=np.zeros((branches, actions, 5), np.float64),
         response_ready=np.zeros((branches, actions), np.int64),
         opt_child=np.zeros(2, np.int64), opt_prob=np.zeros(2, np.float64),
-        cand_fold=np.zeros(candidates, np.float64), audit=np.zeros(lk.NUM_AUDIT, np.float64))
+        cand_fold=np.zeros(candidates, np.float64), audit=np.zeros(lk.NUM_AUDIT, np.float64),
+        sizes=np.zeros((5, lk.NUM_SIZE_BINS), np.int64),
+        size_chips=np.zeros((5, lk.NUM_SIZE_BINS), np.float64),
+        hand_sizes=np.zeros((5, lk.NUM_SIZE_BINS), np.int64))
 
 
 def _check_game(game):
@@ -417,7 +456,9 @@ def lbr_match(game, store, hands=DEFAULT_HANDS, seed=0,
                       exact_variance=float(audit[lk.AUD_EXACT_VARIANCE]))
     return LbrResult(mbb_per_hand=mean, ci95=ci, hands=2 * deals, seconds=seconds,
                      stats=dict(zip(STAT_NAMES, stats.tolist())), setting=setting,
-                     per_deal=out * scale, folds=folds)
+                     per_deal=out * scale, folds=folds,
+                     sizes=np.sum([w.sizes for w in works], axis=0),
+                     size_chips=np.sum([w.size_chips for w in works], axis=0))
 
 
 def local_best_response(blueprint, hands=DEFAULT_HANDS, seed=0,
