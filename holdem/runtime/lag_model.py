@@ -65,17 +65,18 @@ class Costs:
     wake: float = 60e-6                    # main: from an arrival to its pass, a core free
     wake_shared: float = 1.5e-3            # the same when workers and main share the cores
     # The main process's CPU per merge pass and per record: fitted, CPU per record = record +
-    # byte x bytes + pass_ / records per pass (4.3 us, 1.257 ns, 366 us), to 10 runs of
-    # tools/bench_mainloop.py on this machine, 2026-11-28 (hunl_default resumed from a warm
-    # 3 M-iteration checkpoint, 15 virtual workers, one merge thread, flushes of 50 to 1,000
-    # iterations at 16,400 iterations/s a worker, and flush 50 at 1,000 and 4,000: records of
-    # 53-663 kB, 3-54 a pass, 76-939 us each, fitted within 7% but for the run at 1,000
-    # iterations/s, 23% above); the machine shared with four to six other jobs
-    # (docs/parallel.md#the-lag-simulators-clock has the commands). Before: 200 us, 80 us and
-    # 2.4 ns, from 2-worker merge lines: 2.5x what the main loop costs a 50-iteration record.
-    pass_: float = 370e-6                  # main: per merge pass (wait, loop, bookkeeping)
-    record: float = 4e-6                   # main: per record (note, index, checks, result)
-    byte: float = 1.26e-9                  # main: per record byte merged, one merge thread
+    # byte x bytes + pass_ / records per pass (record held at 2 us; 1.251 ns, 196 us), to 10
+    # runs of tools/bench_mainloop.py on this machine, 2026-11-28, after the pass's Python was
+    # cut (9ebebde, 8d0f519; hunl_default resumed from a warm 3 M-iteration checkpoint, 15
+    # virtual workers, one merge thread, flushes of 50 to 1,000 iterations at 16,400
+    # iterations/s a worker, and flush 50 at 1,000 and 4,000: records of 53-663 kB, 1-12 a
+    # pass, 90-1,021 us each, fitted within 6%), the machine quiet
+    # (docs/parallel.md#the-lag-simulators-clock has the commands). Before those cuts, on the
+    # machine shared with four to six other jobs: 366 us a pass, 4.3 us a record, 1.257 ns a
+    # byte; before that, from 2-worker merge lines: 200 us, 80 us and 2.4 ns.
+    pass_: float = 196e-6                  # main: per merge pass (wait, loop, bookkeeping)
+    record: float = 2e-6                   # main: per record (note, index, checks, result)
+    byte: float = 1.25e-9                  # main: per record byte merged, one merge thread
     pipe_byte: float = 0.5e-9              # main: per byte of a record sent through the pipe
     sweep_entry: float = 2e-9              # main: per store entry of a DCFR sweep
     thread_gain: float = 0.4               # merge threads T divide the byte cost by 1 + g (T-1)
