@@ -64,18 +64,21 @@ class Costs:
     encode_byte: float = 2.2e-9            # worker: per record byte (split, encode, ring copy)
     wake: float = 60e-6                    # main: from an arrival to its pass, a core free
     wake_shared: float = 1.5e-3            # the same when workers and main share the cores
-    # The main process's CPU per merge pass and per record: fitted, CPU per record = record +
-    # byte x bytes + pass_ / records per pass (record held at 2 us; 1.251 ns, 196 us), to 10
-    # runs of tools/bench_mainloop.py on this machine, 2026-11-28, after the pass's Python was
-    # cut (9ebebde, 8d0f519; hunl_default resumed from a warm 3 M-iteration checkpoint, 15
-    # virtual workers, one merge thread, flushes of 50 to 1,000 iterations at 16,400
-    # iterations/s a worker, and flush 50 at 1,000 and 4,000: records of 53-663 kB, 1-12 a
-    # pass, 90-1,021 us each, fitted within 6%), the machine quiet
-    # (docs/parallel.md#the-lag-simulators-clock has the commands). Before those cuts, on the
-    # machine shared with four to six other jobs: 366 us a pass, 4.3 us a record, 1.257 ns a
-    # byte; before that, from 2-worker merge lines: 200 us, 80 us and 2.4 ns.
-    pass_: float = 196e-6                  # main: per merge pass (wait, loop, bookkeeping)
-    record: float = 2e-6                   # main: per record (note, index, checks, result)
+    # The main process's CPU per merge pass and per record, CPU per record = record + byte x
+    # bytes + pass_ / records per pass. Fitted to 10 runs of tools/bench_mainloop.py on the quiet
+    # 2-core machine, 2026-11-28, after the pass's Python was cut (9ebebde, 8d0f519;
+    # hunl_default resumed from a warm 3 M-iteration checkpoint, 15 virtual workers, one merge
+    # thread, flushes of 50 to 1,000 iterations at 16,400 iterations/s a worker, and flush 50 at
+    # 1,000 and 4,000: records of 53-663 kB, 1-12 a pass, 90-1,021 us each): 196 us a pass,
+    # 2 us a record (held), 1.251 ns a byte, within 6%. Before the cut, on the machine shared
+    # with four to six jobs: 366 us, 4.3 us, 1.257 ns. The pass and record costs here lie
+    # between the two (280 us, 3 us): the checks against the real runtime run beside other
+    # tests, and with 196 us the 2-worker one fell to 0.65x (CI), with 366 us the 63-worker one
+    # rose to 1.79x; with these they gave 1.01-1.18x, 0.90x and 1.01x
+    # (docs/parallel.md#the-lag-simulators-clock). Before all that, from 2-worker merge lines:
+    # 200 us, 80 us and 2.4 ns.
+    pass_: float = 280e-6                  # main: per merge pass (wait, loop, bookkeeping)
+    record: float = 3e-6                   # main: per record (note, index, checks, result)
     byte: float = 1.25e-9                  # main: per record byte merged, one merge thread
     pipe_byte: float = 0.5e-9              # main: per byte of a record sent through the pipe
     sweep_entry: float = 2e-9              # main: per store entry of a DCFR sweep
