@@ -665,30 +665,60 @@ def _leduc_runner(held=None, sweeps=None):
     return config, game, store, runner
 
 
-def test_held_strategy_goes_out_once_the_main_store_has_swept():
-    """Where the worker reads the main store's sweeps (its ring), what it holds goes out at
-    its first flush after a sweep, saying how many sweeps the store had when it began (the
-    main process scales it by the sweeps it missed); the iteration-number rule does not apply
-    then: a flush that reaches the next sweep by number keeps holding."""
+def test_held_strategy_holds_on_across_the_main_stores_sweeps():
+    """Where the worker reads the main store's sweeps (its ring), a sweep does not send what
+    it holds: the worker discounts it as the sweep discounted the store's sums and holds on,
+    and the batch's last flush sends it, saying the sweeps the store had at the last one;
+    the iteration-number rule does not apply then."""
     from holdem.delta import records
 
     seen = [3]
     config, _, store, runner = _leduc_runner(HeldStrategy(), lambda: seen[0])
     read = read_only_view(store.arrays)
 
-    def flush(t0):
-        msg = records.decode_delta(runner.flush(read, 0, 0, 0, t0, 200, False, 0.0))
+    def flush(t0, last=False):
+        msg = records.decode_delta(runner.flush(read, 0, 0, 0, t0, 200, last, 0.0))
         return msg["strategy_offsets"].size, msg["sweeps"]
 
     assert flush(400) == (0, 3) and flush(800) == (0, 3)      # [800, 1000): still held
-    seen[0] = 4
-    sent, sweeps = flush(1000)
-    assert sent > 0 and sweeps == 3 and runner.held.rows == 0
-    assert flush(1200) == (0, 4) and runner.held.rows > 0
+    seen[0] = 5
+    rows = runner.held.rows
+    assert flush(1000) == (0, 5) and runner.held.rows >= rows > 0
+    sent, sweeps = flush(1200, last=True)
+    assert sent >= rows and sweeps == 5 and runner.held.rows == 0
     runner.held = None                   # not holding: each record says the sweeps it saw
     seen[0] = 6
     sent, sweeps = flush(1400)
     assert sent > 0 and sweeps == 6
+
+
+@pytest.mark.parametrize("gamma", [2.0, 0.5])
+def test_strategy_held_across_sweeps_counts_as_if_each_flush_went_out_on_its_own(gamma):
+    # Three flushes, the main store sweeping twice between them, merged after two more
+    # sweeps: held (discounted at each sweep, sent with the batch's last flush) they leave the
+    # strategy sums that sending each flush on its own, scaled by the sweeps it missed, does.
+    from holdem import config as config_mod
+    from holdem.delta.merge import merge_one
+    from holdem.solver.solver import DcfrSchedule
+
+    config = config_mod.with_overrides(config_mod.default_for_game("leduc"),
+                                       solver={"dcfr_gamma": gamma})
+    sums = {}
+    for held in (HeldStrategy(), None):
+        seen = [2]
+        _, game, store, runner = _leduc_runner(held, lambda: seen[0])
+        runner.config = config
+        read = read_only_view(store.arrays)
+        sent = []
+        for k, sweeps in enumerate((2, 3, 4)):
+            seen[0] = sweeps
+            sent.append(bytes(runner.flush(read, 0, 0, 0, 300 + 200 * k, 200, k == 2, 0.0)))
+        dcfr = DcfrSchedule(config.solver, steps=6)
+        for record in sent:
+            merge_one(store, RowMerger(1), record, None, game, dcfr=dcfr)
+        n = store.arrays.meta[1]
+        sums[held is None] = store.arrays.strategy_sum[:n].copy()
+    np.testing.assert_allclose(sums[False], sums[True], rtol=1e-5, atol=1e-9)
 
 
 @pytest.mark.parametrize("gamma", [2.0, 0.5])

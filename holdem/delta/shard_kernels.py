@@ -220,6 +220,17 @@ def release_held(held, held_na, order, out_offsets, out_values, cuts):
 
 
 @njit
+def scale_held(held, held_na, touched, rows, factor):
+    """Multiply the held strategy updates (:func:`split_delta` with ``hold``) of the first
+    ``rows`` rows of ``touched`` by ``factor``: what a DCFR sweep the worker saw meanwhile does
+    to the store's sums, so that they keep counting from the sweep after it."""
+    for k in range(rows):
+        off = touched[k]
+        for a in range(np.int64(held_na[off])):
+            held[off + a] *= np.float32(factor)
+
+
+@njit
 def check_shards(store, offsets, value_bits, cuts, first, last, num_actions):
     """Check the rows of shards ``first`` .. ``last - 1`` of one group (``offsets``, the values
     as their float32 bits ``value_bits`` (uint32), ``cuts``, as :func:`split_delta` writes

@@ -89,11 +89,12 @@ class HeldStrategy:
     Traversals read regrets, never strategy sums, so the strategy updates of the rows the
     shared store holds need not go out every flush, as regret updates must (other workers
     read them): a worker adds them up here, by the row's value offset in the store (offsets
-    never move), and sends them once, with the batch's last flush -- or earlier: once they
-    take ``max_bytes``, so that a record stays within its ring, and at the first flush after
-    the main store's next DCFR discount sweep, the record saying how many sweeps the store had
-    when they began, so that the main process can discount them as the sweeps they missed would
-    have (the worker decides: :meth:`holdem.runtime.worker.BatchRunner.take_delta`). A row
+    never move), and sends them once, with the batch's last flush -- or earlier, once they
+    take ``max_bytes``, so that a record stays within its ring. When the main store has a DCFR
+    discount sweep meanwhile, the worker discounts what it holds as the sweep did the store's
+    sums (:meth:`scale`) and holds on; the record says how many sweeps the store had at the
+    last of them, so that the main process discounts the updates by the sweeps they missed
+    after that (the worker decides: :meth:`holdem.runtime.worker.BatchRunner.take_delta`). A row
     touched by many flushes then costs the main process one add instead of one per flush: at 15
     workers' flush of ``hunl_default`` (50 iterations, batches of about 4,100) the rows a merged
     iteration costs fell from 128 to 54 (docs/parallel.md). Held rows go out sorted by offset within
@@ -133,6 +134,13 @@ class HeldStrategy:
     def full(self):
         """Whether the held rows take ``max_bytes`` or more."""
         return self.max_bytes is not None and self.nbytes >= self.max_bytes
+
+    def scale(self, factor):
+        """Multiply everything held by ``factor`` (a DCFR sweep's discount of strategy sums:
+        :meth:`holdem.runtime.worker.BatchRunner.take_delta`)."""
+        if self.counts[0]:
+            dk.scale_held(self.values, self.num_actions, self.touched, self.counts[0],
+                          float(factor))
 
     def release(self, splitter):
         """Everything held, as a strategy :class:`Group` (views of ``splitter``'s scratch);

@@ -110,6 +110,13 @@ def sweep_boundary(solver_cfg, t):
     return None if stop is not None and boundary > stop else boundary
 
 
+def strategy_discount(gamma, before, after):
+    """What DCFR sweeps ``before + 1`` .. ``after`` together multiply strategy sums by: sweep k
+    multiplies them by (k / (k + 1)) ** gamma, so these by ((before + 1) / (after + 1)) **
+    gamma (numpy arrays or numbers)."""
+    return ((before + 1.0) / (after + 1.0)) ** gamma
+
+
 class DcfrSchedule:
     """The one owner of DCFR discount sweeps (Brown and Sandholm 2019): it decides when a sweep
     is due and applies it wherever a store trains -- an in-process :class:`Solver` before each
@@ -181,8 +188,8 @@ class DcfrSchedule:
         """What the sweeps this schedule applied after ``sweeps`` (int64[records]: the sweeps
         applied when each worker record's strategy updates were made; -1: not known) would
         have multiplied those updates by, had they been in the store then: float64[records].
-        Sweep k multiplies strategy sums by (k / (k + 1)) ** gamma, so sweeps s + 1 .. S
-        together by ((s + 1) / (S + 1)) ** gamma. A worker holds strategy updates back for a
+        Sweeps s + 1 .. S together multiply strategy sums by
+        :func:`strategy_discount` (s, S). A worker holds strategy updates back for a
         while (:class:`holdem.delta.split.HeldStrategy`); scaled so, they count as they would
         have in-process."""
         sweeps = np.asarray(sweeps, np.int64)
@@ -191,7 +198,7 @@ class DcfrSchedule:
             return out
         late = (sweeps >= 0) & (sweeps < self.steps)
         if late.any():
-            out[late] = ((sweeps[late] + 1.0) / (self.steps + 1.0)) ** self.cfg.dcfr_gamma
+            out[late] = strategy_discount(self.cfg.dcfr_gamma, sweeps[late], self.steps)
         return out
 
     def apply(self, store, count):
