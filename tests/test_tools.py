@@ -156,7 +156,7 @@ def test_bench_mainloop_drives_the_real_main_loop_with_virtual_workers():
     there, and the derived ones agree with the ones they come from."""
     proc = run_tool("bench_mainloop.py", "--game", "leduc", "--workers", 3, "--flush", 200,
                     "--worker-rate", 100_000, "--records", 8, "--seconds", 2,
-                    "--warm-iters", 20_000)
+                    "--warm-iters", 20_000, "--parts")
     got = fields(proc.stdout)
     number = {name: float(re.match(r"[\d,.]+", value)[0].replace(",", ""))
               for name, value in got.items() if re.match(r"[\d,.]+", value)}
@@ -177,6 +177,18 @@ def test_bench_mainloop_drives_the_real_main_loop_with_virtual_workers():
     ratio = number["main/worker cost per iteration"]
     assert ratio == pytest.approx(per_iteration / number["worker CPU per iteration (us)"],
                                   rel=0.05, abs=0.002)
+    # --parts: each part's CPU a record; together they are part of the main CPU a record
+    # (one merge thread: every part runs on the main thread).
+    parts = dict(re.findall(r"^  +(.+?): [\d.]+ us a pass, ([\d.]+) us a record$", proc.stdout,
+                            re.M))
+    part = {name: float(v) for name, v in parts.items()}
+    top = ["merge kernels: add", "merge kernels: check", "index kernel",
+           "wait for the workers", "records' header columns"]
+    assert set(part) == {*top, "of it reading pipes", "of that taking frames in"}
+    assert part["merge kernels: add"] > 0 and part["merge kernels: check"] > 0
+    assert (part["of that taking frames in"] <= part["of it reading pipes"]
+            <= part["wait for the workers"])
+    assert sum(part[k] for k in top) <= 1.02 * per_record
 
 
 def test_bench_scaling_reports_fraction_of_ceiling():

@@ -38,7 +38,9 @@ flush-to-merge delay in milliseconds and in iterations merged meanwhile (the mea
 median: on a loaded machine the mean is set by the rare times the scheduler holds the main
 process for tens of milliseconds); the waits at the cap;
 and the main-to-worker cost ratio (main CPU per merged iteration over the worker's CPU per
-iteration), which load on the machine moves less than either figure.
+iteration), which load on the machine moves less than either figure. With ``--parts``, the CPU
+of each part of the passes too (the merge kernels, the wait and its pipe reads, the header
+columns, ...), a pass's and a record's share.
 
 What two cores cannot show: the producer's records are memory copies, not N traversals, so
 neither the memory bandwidth and cache contention of N workers beside the main process nor a
@@ -79,7 +81,7 @@ from holdem.runtime import frames, protocol
 from holdem.runtime.flush import largest_flush, unmerged_cap
 from holdem.runtime.pool import ProcessPool
 from holdem.runtime.process import TARGET_BATCH_SECONDS, ProcessExecutor
-from holdem.runtime.ring import (RECORDS_PER_RING, RingWriter, Rings, encode_wait,
+from holdem.runtime.ring import (RECORDS_PER_RING, Inbox, RingWriter, Rings, encode_wait,
                                  ring_bytes_for)
 from holdem.runtime.worker import BatchRunner, record_bytes_at
 from holdem.store.store import read_only_view
@@ -297,6 +299,38 @@ class MeasuredExecutor(ProcessExecutor):
         return out
 
 
+class Parts:
+    """With ``--parts``: the CPU time (of the thread that made each call) of the parts of a
+    merge pass, summed over the run, by wrapping the functions that do them."""
+
+    PARTS = (("merge kernels: add", rk, "add_records"),
+             ("merge kernels: check", rk, "check_records"),
+             ("index kernel", rk, "index_records"),
+             ("wait for the workers", ProcessPool, "wait"),
+             ("  of it reading pipes", Inbox, "drain"),
+             ("    of that taking frames in", Inbox, "received"),
+             ("records' header columns", records.RecordArena, "columns"))
+
+    def __init__(self):
+        self.seconds = collections.Counter()
+        for label, owner, name in self.PARTS:
+            setattr(owner, name, self._timed(getattr(owner, name), label))
+
+    def _timed(self, fn, label):
+        def timed(*args, **kwargs):
+            start = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[label] += time.thread_time() - start
+        return timed
+
+    def lines(self, passes, records):
+        return [f"  {label}: {1e6 * self.seconds[label] / passes:.1f} us a pass, "
+                f"{1e6 * self.seconds[label] / records:.1f} us a record"
+                for label, _, _ in self.PARTS]
+
+
 # -- the command ------------------------------------------------------------------------------
 def warm_checkpoint(source, iters, directory):
     """A checkpoint of ``iters`` in-process iterations of ``source``'s config."""
@@ -332,6 +366,9 @@ def build_parser():
                    help="a warm checkpoint of the same config instead of --warm-iters")
     p.add_argument("--max-unmerged", type=int, default=0, metavar="N",
                    help="train.max_unmerged_iters (default 0: the run's)")
+    p.add_argument("--parts", action="store_true",
+                   help="also print the CPU of each part of a merge pass (the kernels, the "
+                        "wait, ...; the timers add about 1 us a call)")
     return p
 
 
@@ -371,6 +408,7 @@ def main(argv=None):
             return ReplayPool(num_workers, tmp / "records.msgpack", rate, cap,
                               ring_bytes_for(record_bytes), allocator)
 
+        parts = Parts() if args.parts else None
         executor = MeasuredExecutor(game, config, args.workers, make_pool=make_pool)
         log(f"run: {args.workers} virtual workers at {rate:,.0f} iterations/s each, "
             f"{args.seconds:g} s")
@@ -418,6 +456,9 @@ def main(argv=None):
           f"{s['unmerged_wait_seconds'] / (wall * args.workers):.1%} of the workers' time; "
           f"records through the pipe: {s['piped']:,}")
     print(f"main/worker cost per iteration: {cpu / iters / worker_cpu:.3f}")
+    if parts is not None:
+        print(f"main CPU by part (the whole run, {s['passes']:,} passes):")
+        print("\n".join(parts.lines(s["passes"], merged)))
     return 0
 
 

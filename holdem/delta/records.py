@@ -150,12 +150,14 @@ class RecordArena:
         self.sources = []               # what each record came from (the caller's tag)
         self._dropped = []
         self.indexed = False
+        self._columns = None
 
     def clear(self):
         self.count = self.used = 0
         self.sources = []
         self._dropped = []
         self.indexed = False
+        self._columns = None
 
     @property
     def live(self):
@@ -181,6 +183,7 @@ class RecordArena:
         self.count += 1
         self.sources.append(source)
         self.indexed = False
+        self._columns = None
 
     def register(self, start, length, source=None):
         """Name the record at byte ``start`` of the external buffer (8-byte aligned)."""
@@ -246,13 +249,17 @@ class RecordArena:
     def columns(self):
         """Every record's header as columns: a :class:`Flush` whose fields are lists, one item
         per record (meaningful for the records that indexed OK). A merge pass reads them: a
-        list per field costs less than a :class:`Flush` per record."""
+        list per field costs less than a :class:`Flush` per record. Made once per pass (the
+        records' headers do not change; tools that look at a pass read the same)."""
+        if self._columns is not None:
+            return self._columns
         table = self.index()
         cols = table[:, 1:len(_FIELDS)].T.tolist()
         for f in rk.FLOAT_FIELDS:
             cols[f - 1] = table[:, f].view(np.float64).tolist()
         cols[_LAST - 1] = (table[:, _LAST] != 0).tolist()
-        return Flush(*cols)
+        self._columns = Flush(*cols)
+        return self._columns
 
     def kernel_table(self, failed):
         """A copy of the index table for the merge kernels, with the records ``failed`` (bool
