@@ -615,6 +615,32 @@ def test_held_strategy_goes_out_early_once_it_fills_its_share_of_a_record():
     assert msg["strategy_offsets"].size == 0 and runner.held.rows > 0
 
 
+def test_held_strategy_goes_out_before_its_record_would_outgrow_the_rings_room():
+    """With a ring (BatchRunner.record_room: a quarter of it), what is held goes out while the
+    record that carries it, with HELD_MARGIN plain records' worth besides, still fits: every
+    record stays within the room, and a room that takes a batch's held rows sends them once."""
+    from holdem.delta import records
+    from holdem.runtime.worker import HELD_MARGIN
+
+    def run(room_in_plain_records):
+        _, _, store, runner = _leduc_runner(HeldStrategy(), lambda: 0)
+        read = read_only_view(store.arrays)
+        plain = len(runner.flush(read, 0, 0, 0, 300, 10, False, 0.0))
+        runner.record_room = room = int((HELD_MARGIN + room_in_plain_records) * plain)
+        sizes, early = [], 0
+        for k in range(40):
+            payload = runner.flush(read, 0, 0, 0, 310 + 10 * k, 10, k == 39, 0.0)
+            sizes.append(len(payload))
+            held_out = records.decode_delta(payload)["strategy_offsets"].size > 0
+            early += held_out and k < 39
+        return room, max(sizes), early
+
+    room, largest, early = run(0.25)
+    assert largest <= room and early >= 2
+    room, largest, early = run(1000)
+    assert early == 0
+
+
 def test_held_strategy_goes_out_before_a_dcfr_sweep():
     """Leduc sweeps every 1,000 iterations: what a worker holds goes out with the flush that
     reaches the next sweep, so the sweep discounts it as in-process; with no sweep to come

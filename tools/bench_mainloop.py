@@ -114,17 +114,17 @@ def rows_of(record):
 def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None):
     """Records of ``flush`` iterations from iteration ``t0`` against ``store``, in batches of
     ``per_batch`` flushes as a worker runs them (the strategy updates held until a batch's
-    last flush, until they fill their share of a ring of ``ring_bytes``, or until the main
-    store's next DCFR sweep, as a worker process holds them:
+    last flush, or until the record would outgrow its room in a ring of ``ring_bytes``,
+    discounted at the main store's DCFR sweeps, as a worker process holds them:
     :class:`holdem.delta.split.HeldStrategy`), at least ``count`` of them:
     (the batches' other records, their last records), and the worker's CPU seconds per
     iteration (traversal, split and encoding)."""
     runner = BatchRunner(game, config, config.train.num_workers)
     runner.warm_up()
-    if ring_bytes is not None and runner.held is not None:
-        runner.held.max_bytes = ring_bytes // RECORDS_PER_RING // 2     # as worker_main
+    if ring_bytes is not None:
+        runner.record_room = ring_bytes // RECORDS_PER_RING      # as worker_main
     # The main store sweeps every dcfr_interval merged iterations, so every dcfr_interval / W
-    # of one worker's: it sends what it holds at its first flush after each (as worker_main's
+    # of one worker's: it discounts what it holds at its first flush after each (as worker_main's
     # ring tells it).
     solver = config.solver
     every = (max(1, int(solver.dcfr_interval) // max(1, config.train.num_workers))

@@ -43,7 +43,7 @@ from holdem.runtime.executor import BatchResult
 from holdem.runtime.flush import FlushPolicy
 from holdem.runtime.lag_model import MainProcess, core_share, costs_for
 from holdem.runtime.process import PIPELINE, batch_size_for, merge_pass
-from holdem.runtime.ring import ring_bytes_for
+from holdem.runtime.ring import RECORDS_PER_RING, ring_bytes_for
 from holdem.runtime.worker import BatchRunner, batch_rng_state, ring_record_bytes
 from holdem.store.store import read_only_view
 
@@ -138,6 +138,7 @@ class LaggedExecutor:
         self._steps = view.dcfr.steps
         for w in self.workers:          # as a worker process reads them off its ring
             w.runner.sweeps = lambda: view.dcfr.steps
+            w.runner.record_room = self.ring_bytes // RECORDS_PER_RING     # as worker_main
 
     # -- batches ---------------------------------------------------------------------------
     def capacity(self):

@@ -61,8 +61,8 @@ def ring_record_bytes(game, config, largest, cap, runner=None):
     flushes send). Where ``train.flush_iters`` fixes flushes below the cap on unmerged
     iterations ``cap`` (None: no cap), the probe is close to the real records, so the ring is
     made large enough that the cap's backlog of such records takes at most half of it -- the
-    other half is room for the records that carry held strategy rows (up to an eighth of the
-    ring, :class:`HeldStrategy`) and for the tail a lap leaves unused. (With ``flush_iters: 50``
+    other half is room for the records that carry held strategy rows (up to a quarter of the
+    ring, HELD_MARGIN) and for the tail a lap leaves unused. (With ``flush_iters: 50``
     at 15 workers, ``hunl_blueprint``'s rings were sized from a 50-iteration record, 8 MB, and
     the cap let 28 such records, 7 MB, wait in one, so records went through the pipe.) Paced
     flushes and two workers' flushes keep the probe's size: their rings already take the
@@ -153,6 +153,13 @@ class UnmergedGate:
 # scales them by the sweeps they missed (DcfrSchedule.strategy_scales). Without that scaling
 # the lag simulator found 15 workers' blueprint about 20 mbb/hand weaker (docs/parallel.md).
 HOLD_STRATEGY = True
+# What is held goes out once it and HELD_MARGIN records like the last plain one would outgrow a
+# record's room in the ring (BatchRunner.record_room): the releasing record carries the flush's
+# own rows and what the flush adds to the held ones besides (at flush 50 of hunl_default 53 kB
+# and up to 80 kB; the held ones come to about 1.3 MB a batch). A fixed share, half the room,
+# sent about half of hunl_default's batches early at 15 workers: 1,319 strategy rows a record
+# against 895 (tools/bench_mainloop.py's recording).
+HELD_MARGIN = 3
 
 
 def holds_cold_rows(config, num_workers):
@@ -202,6 +209,10 @@ class BatchRunner:
         # Strategy updates held for a batch (HOLD_STRATEGY); a worker process bounds them by
         # its ring (worker_main). None: every flush sends its own.
         self.held = HeldStrategy() if HOLD_STRATEGY else None
+        # The largest record that goes through the ring (a quarter of it; None: no ring): what
+        # is held goes out before the record that carries it would outgrow that.
+        self.record_room = None
+        self._plain_bytes = 0           # the last record that carried nothing held
         self._held_until = None         # the DCFR sweep before which what is held goes out
         self._held_sweeps = -1          # the main store's sweeps when the held updates began
         # () -> the DCFR sweeps the main store has had, as the main process publishes them
@@ -261,15 +272,16 @@ class BatchRunner:
         """The delta record of the ``n`` iterations from ``t0`` just run (split against the
         shared store it read; ``last``: the batch's last flush), leaving the delta buffer empty
         for the next flush. The strategy updates of stored rows are held until the batch's last
-        flush, or until they fill their share of a record; when the main store has a DCFR
-        discount sweep meanwhile (:attr:`sweeps`), what is held is discounted as the sweep
-        discounted the store's sums (so a batch's strategy rows go out once, however many
-        sweeps it spans: at 15 workers of ``hunl_default`` a sweep comes every 0.6 batches);
-        the record says how many sweeps the store had at the last of them, and the main
-        process scales the updates by what later sweeps would have discounted them (:meth:`holdem.solver.solver.DcfrSchedule.
-        strategy_scales`), so that they count as they would in-process
-        (:class:`HeldStrategy`). Where the sweeps are not known, the updates go out at the flush
-        that reaches the run's next sweep by iteration number
+        flush, or until the record that carries them would outgrow its room in the ring
+        (:attr:`record_room`, HELD_MARGIN); when the main store has a DCFR discount sweep
+        meanwhile (:attr:`sweeps`), what is held is discounted as the sweep discounted the
+        store's sums (so a batch's strategy rows go out once, however many sweeps it spans: at
+        15 workers of ``hunl_default`` a batch meets 0.6 sweeps); the record says how many
+        sweeps the store had at the last of them, and the main process scales the updates by
+        what later sweeps would have discounted them
+        (:meth:`holdem.solver.solver.DcfrSchedule.strategy_scales`), so that they count as
+        they would in-process (:class:`HeldStrategy`). Where the sweeps are not known, the
+        updates go out at the flush that reaches the run's next sweep by iteration number
         (:func:`holdem.solver.solver.sweep_boundary`). Where cold
         rows are held (:func:`holds_cold_rows`), the record leaves out the rows that neither the
         flush before nor an earlier held touch reached; a later flush that touches them again,
@@ -294,12 +306,16 @@ class BatchRunner:
                 held.scale(strategy_discount(self.config.solver.dcfr_gamma,
                                              self._held_sweeps, sweeps))
                 self._held_sweeps = sweeps
+            if self.record_room is not None:
+                held.max_bytes = max(0, self.record_room - HELD_MARGIN * self._plain_bytes)
             release = last or held.full() or sweeps != self._held_sweeps or (
                 self._held_until is not None and t0 + n >= self._held_until)
             sweeps = self._held_sweeps
         split = self.splitter.split(read_arrays, self.delta.arrays, entries, held, release)
         payload = records.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
                                        visits, seconds, split, sweeps)
+        if not release:
+            self._plain_bytes = len(payload)
         self.delta.clear()
         return payload
 
@@ -410,8 +426,7 @@ def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
     writer = RingWriter(ring, worker_index) if ring is not None else None
     if writer is not None:
         server.runner.sweeps = writer.sweeps
-        if server.runner.held is not None:      # held rows: half a record's room
-            server.runner.held.max_bytes = writer.size // RECORDS_PER_RING // 2
+        server.runner.record_room = writer.size // RECORDS_PER_RING
     gate = server.gate = UnmergedGate(unmerged_cap(config, config.train.num_workers), conn,
                                       merged=writer.merged if writer is not None else None,
                                       parent_pid=parent_pid)
