@@ -138,9 +138,8 @@ class HeldStrategy:
     def scale(self, factor):
         """Multiply everything held by ``factor`` (a DCFR sweep's discount of strategy sums:
         :meth:`holdem.runtime.worker.BatchRunner.take_delta`)."""
-        if self.counts[0]:
-            dk.scale_held(self.values, self.num_actions, self.touched, self.counts[0],
-                          float(factor))
+        dk.scale_held(self.values, self.num_actions, self.touched, self.counts[0],
+                      float(factor))
 
     def release(self, splitter):
         """Everything held, as a strategy :class:`Group` (views of ``splitter``'s scratch);

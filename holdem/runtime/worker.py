@@ -225,6 +225,8 @@ class BatchRunner:
         read = read_only_view(scratch.arrays)
         self.run(read, 0, 1, 0.0)
         self.take_delta(read, 0, 0, 0, 0, 1, True, 0.0, 0, 0.0)
+        if self.held is not None:
+            self.held.scale(1.0)                # (what a DCFR sweep makes it do)
 
     def run(self, read_arrays, t0, n, elapsed, state=None):
         """Run ``n`` iterations from global iteration ``t0``; returns (utility_sum, visits).
