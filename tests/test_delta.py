@@ -615,30 +615,30 @@ def test_held_strategy_goes_out_early_once_it_fills_its_share_of_a_record():
     assert msg["strategy_offsets"].size == 0 and runner.held.rows > 0
 
 
-def test_held_strategy_goes_out_before_its_record_would_outgrow_the_rings_room():
-    """With a ring (BatchRunner.record_room: a quarter of it), what is held goes out while the
-    record that carries it, with HELD_MARGIN plain records' worth besides, still fits: every
-    record stays within the room, and a room that takes a batch's held rows sends them once."""
+def test_held_strategy_goes_out_when_its_record_would_outgrow_the_rings_room():
+    """With a ring (BatchRunner.record_room: a quarter of it) a worker holds until the record
+    that carries what it holds, with HELD_MARGIN plain records' worth besides, would outgrow
+    the room, and half the room at least: a room that takes a batch's held rows sends them
+    once, with the batch's last flush; a room smaller than they grow to sends them early, at
+    half the room, but not at every flush, even where plain records are large beside it."""
     from holdem.delta import records
-    from holdem.runtime.worker import HELD_MARGIN
 
-    def run(room_in_plain_records):
+    def run(room_of):
         _, _, store, runner = _leduc_runner(HeldStrategy(), lambda: 0)
         read = read_only_view(store.arrays)
-        plain = len(runner.flush(read, 0, 0, 0, 300, 10, False, 0.0))
-        runner.record_room = room = int((HELD_MARGIN + room_in_plain_records) * plain)
-        sizes, early = [], 0
+        plain = len(runner.flush(read, 0, 0, 0, 300, 1, False, 0.0))
+        runner.record_room = int(room_of(plain))
+        early = largest_held = 0
         for k in range(40):
-            payload = runner.flush(read, 0, 0, 0, 310 + 10 * k, 10, k == 39, 0.0)
-            sizes.append(len(payload))
-            held_out = records.decode_delta(payload)["strategy_offsets"].size > 0
-            early += held_out and k < 39
-        return room, max(sizes), early
+            payload = runner.flush(read, 0, 0, 0, 301 + k, 1, k == 39, 0.0)
+            largest_held = max(largest_held, runner.held.nbytes)
+            early += records.decode_delta(payload)["strategy_offsets"].size > 0 and k < 39
+        return runner.record_room, early, largest_held
 
-    room, largest, early = run(0.25)
-    assert largest <= room and early >= 2
-    room, largest, early = run(1000)
-    assert early == 0
+    _, early, held = run(lambda plain: 1000 * plain)
+    assert early == 0 and held > 0                        # (a Leduc batch holds ~2 kB)
+    room, early, largest = run(lambda plain: held)         # a room of a plain record or two
+    assert 2 <= early < 39 and largest < room
 
 
 def test_held_strategy_goes_out_before_a_dcfr_sweep():

@@ -158,7 +158,10 @@ HOLD_STRATEGY = True
 # own rows and what the flush adds to the held ones besides (at flush 50 of hunl_default 53 kB
 # and up to 80 kB; the held ones come to about 1.3 MB a batch). A fixed share, half the room,
 # sent about half of hunl_default's batches early at 15 workers: 1,319 strategy rows a record
-# against 895 (tools/bench_mainloop.py's recording).
+# against 895 (tools/bench_mainloop.py's recording). Half the room stays the least that is held:
+# where plain records are large (two workers' flushes of ~4,300 iterations, 1.5 MB) the margin
+# alone left nothing to hold, and 2 workers sent 474 bytes an iteration instead of 362
+# (tools/bench_parallel.py), their records that carry held rows going through the pipe as before.
 HELD_MARGIN = 3
 
 
@@ -309,7 +312,8 @@ class BatchRunner:
                                              self._held_sweeps, sweeps))
                 self._held_sweeps = sweeps
             if self.record_room is not None:
-                held.max_bytes = max(0, self.record_room - HELD_MARGIN * self._plain_bytes)
+                held.max_bytes = max(self.record_room // 2,
+                                     self.record_room - HELD_MARGIN * self._plain_bytes)
             release = last or held.full() or sweeps != self._held_sweeps or (
                 self._held_until is not None and t0 + n >= self._held_until)
             sweeps = self._held_sweeps
