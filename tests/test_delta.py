@@ -314,6 +314,42 @@ def test_malformed_offsets_are_rejected_and_never_merged(kind, threads):
 
 
 # -- the worker's split -----------------------------------------------------------------------
+def test_split_delta_groups_each_shards_rows_by_number_of_actions_in_the_deltas_order():
+    """Within a shard, rows go out by their number of actions (rows of NA_CLASSES actions or
+    more together, last), and rows of one class in the order the delta holds them: the main
+    process's add loop then runs as many times row after row. The merged store is the same
+    whatever the order."""
+    shared, keys, num_actions = _store(5000, seed=21, max_actions=2 * dk.NA_CLASSES)
+    rng = np.random.default_rng(22)
+    rows = rng.choice(5000, size=2000, replace=False)          # the delta's row order
+    delta = RegretStore(row_capacity=16)
+    m = int(num_actions[rows].sum())
+    delta.merge(keys[rows], num_actions[rows], rng.normal(size=m).astype(np.float32),
+                rng.random(m))
+    split = DeltaSplitter().split(read_only_view(shared.arrays), delta.arrays)
+    rank = {int(o): r for r, o in enumerate(_offsets_of(shared, keys[rows]).tolist())}
+    for group in (split.regret, split.strategy):
+        offsets = group.offsets.astype(np.int64)
+        lengths = np.minimum(_row_lengths(shared.arrays, offsets), dk.NA_CLASSES)
+        assert set(lengths.tolist()) == set(range(1, dk.NA_CLASSES + 1))
+        for s in range(dk.SHARDS):
+            lo, hi = group.cuts[0, s], group.cuts[0, s + 1]
+            assert np.all(np.diff(lengths[lo:hi]) >= 0)
+            for na in range(1, dk.NA_CLASSES + 1):
+                ranks = [rank[o] for o in offsets[lo:hi][lengths[lo:hi] == na].tolist()]
+                assert ranks == sorted(ranks)
+    sample = keys[rows[:300]].tolist()
+    before = {k: [v.copy() for v in shared.values_of(k)] for k in sample}
+    merger = RowMerger(2)
+    try:
+        merge_groups(merger, shared.arrays, split.regret, split.strategy)
+    finally:
+        merger.close()
+    for key in sample:
+        for got, old, added in zip(shared.values_of(key), before[key], delta.values_of(key)):
+            np.testing.assert_allclose(got, old + added.astype(np.float32), rtol=1e-6)
+
+
 def test_split_delta_names_stored_rows_by_offset_and_new_rows_by_key():
     shared, keys, num_actions = _store(3000, seed=3)
     rng = np.random.default_rng(4)
@@ -537,7 +573,8 @@ def _group_rows(shared, group):
 def test_held_strategy_goes_out_once_a_batch_sorted_and_summed():
     """Flushes of a batch send their regret updates and hold the strategy updates of stored
     rows; the batch's last flush sends every held row once, with the batch's sums, sorted by
-    shard and offset within each shard (the main process's order); new rows go out at once."""
+    shard, then by number of actions and offset (the main process's order); new rows go out at
+    once."""
 
     shared, keys, num_actions = _store(4000, seed=11)
     read = read_only_view(shared.arrays)
@@ -567,7 +604,8 @@ def test_held_strategy_goes_out_once_a_batch_sorted_and_summed():
         assert not held.values.any() and not held.num_actions.any()
         offsets = split.strategy.offsets.astype(np.int64)
         shards = (offsets >> dk.BLOCK_SHIFT) % dk.SHARDS
-        order = np.lexsort((offsets, shards))
+        lengths = np.minimum(_row_lengths(shared.arrays, offsets), dk.NA_CLASSES)
+        order = np.lexsort((offsets, lengths, shards))
         np.testing.assert_array_equal(order, np.arange(offsets.size))   # sorted
         np.testing.assert_array_equal(np.searchsorted(split.strategy.cuts[0],
                                                       np.arange(shards.size),

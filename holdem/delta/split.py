@@ -34,7 +34,7 @@ class DeltaSplitter:
 
     def __init__(self):
         self._scratch = {}
-        self._cursor = np.empty((2, 2, dk.SHARDS), np.int64)
+        self._cursor = np.empty((2, 2, dk.SHARDS * dk.NA_CLASSES), np.int64)
         self._cuts = np.empty((2, 2, dk.SHARDS + 1), np.int64)
         self._held_cuts = np.empty((2, dk.SHARDS + 1), np.int64)
 
@@ -97,9 +97,9 @@ class HeldStrategy:
     after that (the worker decides: :meth:`holdem.runtime.worker.BatchRunner.take_delta`). A row
     touched by many flushes then costs the main process one add instead of one per flush: at 15
     workers' flush of ``hunl_default`` (50 iterations, batches of about 4,100) the rows a merged
-    iteration costs fell from 128 to 54 (docs/parallel.md). Held rows go out sorted by offset within
-    each shard, the order in which the main process adds them. What a worker holds is lost
-    with it, as its unsent iterations are."""
+    iteration costs fell from 128 to 54 (docs/parallel.md). Held rows go out sorted by number of
+    actions and offset within each shard, the order in which the main process adds them. What
+    a worker holds is lost with it, as its unsent iterations are."""
 
     def __init__(self, max_bytes=None):
         self.max_bytes = max_bytes
@@ -146,9 +146,11 @@ class HeldStrategy:
         nothing is held after."""
         rows, values = int(self.counts[0]), int(self.counts[1])
         order = self.touched[:rows]
-        order |= ((order >> dk.BLOCK_SHIFT) % dk.SHARDS) << _SHARD_SHIFT
+        order |= (((order >> dk.BLOCK_SHIFT) % dk.SHARDS) << _SHARD_SHIFT
+                  | np.minimum(self.num_actions[order], dk.NA_CLASSES).astype(np.int64)
+                  << _LENGTH_SHIFT)
         order.sort()
-        order &= (1 << _SHARD_SHIFT) - 1
+        order &= (1 << _LENGTH_SHIFT) - 1
         offsets = splitter._array("held_offsets", rows, np.uint32)
         out = splitter._array("held_values", values, np.float32)
         cuts = splitter._held_cuts
@@ -157,7 +159,10 @@ class HeldStrategy:
         return Group(offsets[:rows], out[:values], cuts)
 
 
-_SHARD_SHIFT = 40                   # HeldStrategy.release sorts by shard, then offset
+# HeldStrategy.release sorts by shard, then by number of actions (as split_delta groups rows:
+# shard_kernels.NA_CLASSES), then by offset (offsets take 32 bits).
+_SHARD_SHIFT = 40
+_LENGTH_SHIFT = 32
 
 
 _NOTHING_HELD = HeldStrategy()
