@@ -69,6 +69,7 @@ class SolverConfig:
     prune_prob: float = 0.95
     prune_threshold: float = -300_000_000.0
     average_max_street: typing.Optional[int] = None
+    strategy_interval: int = 1
 
 
 @dataclass(frozen=True)

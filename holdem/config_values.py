@@ -24,6 +24,7 @@ CHOICES = {
 }
 POSITIVE = {("game", "num_players"),
              ("solver", "discount_interval"), ("solver", "dcfr_interval"),
+             ("solver", "strategy_interval"),
              ("train", "snapshot_interval"),
              ("train", "progress_interval"), ("train", "keep_checkpoints"),
              ("train", "log_interval"), ("train", "eval_interval"), ("train", "utility_window"),

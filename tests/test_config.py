@@ -98,6 +98,8 @@ def test_unknown_key_names_file_and_key(tmp_path):
     ("solver", "prune", 1),
     ("solver", "regret_floor", [1, 2]),
     ("solver", "average_max_street", 1.5),
+    ("solver", "strategy_interval", 0),
+    ("solver", "strategy_interval", 2.5),
     ("train", "seed", 1.5),
     ("train", "seed", True),
     ("train", "seed", -1),

@@ -57,7 +57,7 @@ Params = namedtuple("Params", [
     "sampling", "exploration", "opp_exploration",
     "weight_mode", "weight_interval", "weight_stop", "fixed_weight",
     "regret_floor", "prune_start", "prune_prob", "prune_threshold",
-    "avg_max_street", "is_delta", "own_weight",
+    "avg_max_street", "strategy_interval", "is_delta", "own_weight",
     "dcfr_interval", "dcfr_stop", "dcfr_alpha", "dcfr_beta", "dcfr_gamma",
 ])
 
@@ -199,7 +199,7 @@ def close_node(write, ws, d, na, w, floor, is_delta):
 
 
 @njit
-def external_traverse(game, read, write, params, ws, traverser, w, prune, state):
+def external_traverse(game, read, write, params, ws, traverser, w, prune, state, sw):
     """One external-sampling traversal of ``game`` (a :mod:`holdem.solver.game_nodes` game) for
     ``traverser``; returns its sampled value.
 
@@ -207,7 +207,10 @@ def external_traverse(game, read, write, params, ws, traverser, w, prune, state)
     drawn from (1 - e) sigma + e uniform instead of sigma, with no importance weight, so the
     traverser learns to answer lines the others' strategies rarely or never take (an
     e-perturbed game: a slightly different equilibrium, trained everywhere a deviation can
-    lead). Weighting by sigma / q instead would leave every never-taken line with weight 0."""
+    lead). Weighting by sigma / q instead would leave every never-taken line with weight 0.
+
+    ``sw``: the weight of this iteration's strategy updates (the other players' sigma, added
+    to the strategy sums up to ``params.avg_max_street``): :func:`strategy_weight`."""
     d = 0
     nodes.start(game, ws)
     ws.next_action[0] = -1
@@ -226,8 +229,8 @@ def external_traverse(game, read, write, params, ws, traverser, w, prune, state)
                 continue
             p, street, na, sigma, woff, roff = open_infoset(game, read, write, params, ws, d)
             if p != traverser:
-                if woff >= 0 and street <= params.avg_max_street:
-                    add_strategy(write, woff, na, sigma, w)
+                if sw != 0.0 and woff >= 0 and street <= params.avg_max_street:
+                    add_strategy(write, woff, na, sigma, sw)
                 if eps > 0.0:
                     probs = ws.util[d]      # free: the node at depth d is not the traverser's
                     for a in range(na):
@@ -265,7 +268,7 @@ def external_traverse(game, read, write, params, ws, traverser, w, prune, state)
 
 
 @njit
-def outcome_traverse(game, read, write, params, ws, traverser, w, state):
+def outcome_traverse(game, read, write, params, ws, traverser, w, state, sw):
     """One outcome-sampling traversal for ``traverser``; returns its importance-weighted value."""
     num_players = ws.strength.shape[0]
     avg_player = (traverser + 1) % num_players
@@ -285,8 +288,8 @@ def outcome_traverse(game, read, write, params, ws, traverser, w, state):
             a = sample_action(probs, na, state)
             q = probs[a]
         else:
-            if p == avg_player and woff >= 0 and street <= params.avg_max_street:
-                add_strategy(write, woff, na, sigma, w * opp_reach / sample_reach)
+            if sw != 0.0 and p == avg_player and woff >= 0 and street <= params.avg_max_street:
+                add_strategy(write, woff, na, sigma, sw * opp_reach / sample_reach)
             a = sample_action(sigma, na, state)
             q = sigma[a]
         ws.player[d] = p
@@ -316,7 +319,7 @@ def outcome_traverse(game, read, write, params, ws, traverser, w, state):
     return value
 
 
-def outcome_sampling(game, read, write, params, ws, traverser, w, state):
+def outcome_sampling(game, read, write, params, ws, traverser, w, state, sw):
     """:func:`outcome_traverse` for games that take it. A game registered with
     ``outcome_sampling=False`` (the multi-way game: its config is rejected otherwise) gets NaN
     instead of compiling an outcome traversal nobody runs (7 s more first-call compile time on
@@ -326,10 +329,10 @@ def outcome_sampling(game, read, write, params, ws, traverser, w, state):
 @overload_inline(outcome_sampling, strict=False)
 def _outcome_sampling(game, *args):
     if nodes.supports_outcome_sampling(game):
-        def impl(game, read, write, params, ws, traverser, w, state):
-            return outcome_traverse(game, read, write, params, ws, traverser, w, state)
+        def impl(game, read, write, params, ws, traverser, w, state, sw):
+            return outcome_traverse(game, read, write, params, ws, traverser, w, state, sw)
     else:
-        def impl(game, read, write, params, ws, traverser, w, state):
+        def impl(game, read, write, params, ws, traverser, w, state, sw):
             return np.nan
     return impl
 
@@ -348,6 +351,22 @@ def begin_iteration(deal, write, params, ws, state, t):
     return w, prune
 
 
+@njit_inline
+def strategy_weight(params, t, w):
+    """The weight of iteration ``t``'s strategy updates (its regret weight ``w``): with
+    ``params.strategy_interval`` = k, only every k-th iteration (t = 0, k, 2k, ..) adds to the
+    strategy sums, k times as heavily, so that they stay an unbiased sum over every iteration;
+    the others add nothing (0). Regrets never read the strategy sums, so they are the same for
+    any k. (Pluribus updated its average strategy every 10,000 iterations.) Fewer strategy
+    updates make fewer rows for the main process to merge: at k = 10 a 50-iteration record of
+    ``hunl_default`` carries 298 strategy rows instead of 895, of ``hunl_blueprint`` 930
+    instead of 8,406 (docs/parallel.md)."""
+    k = params.strategy_interval
+    if k <= 1:
+        return w
+    return w * k if t % k == 0 else 0.0
+
+
 @njit
 def run_iterations(game, deal, read, write, params, ws, state, t0, n, max_new_rows,
                    max_new_entries, utility_out):
@@ -363,11 +382,13 @@ def run_iterations(game, deal, read, write, params, ws, state, t0, n, max_new_ro
         if not store_kernels.has_headroom(write, max_new_rows, max_new_entries):
             return i
         w, prune = begin_iteration(deal, write, params, ws, state, t0 + i)
+        sw = strategy_weight(params, t0 + i, w)
         for traverser in range(num_players):
             if params.sampling == SAMPLING_EXTERNAL:
-                v = external_traverse(game, read, write, params, ws, traverser, w, prune, state)
+                v = external_traverse(game, read, write, params, ws, traverser, w, prune, state,
+                                      sw)
             else:
-                v = outcome_sampling(game, read, write, params, ws, traverser, w, state)
+                v = outcome_sampling(game, read, write, params, ws, traverser, w, state, sw)
             if traverser == 0:
                 utility_out[i] = v
     return n
