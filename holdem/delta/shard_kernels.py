@@ -148,8 +148,9 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
 
     Scratch: ``row_offset`` int64[rows] (each row's offset and flags), ``cursor``
     int64[2, 2, SHARDS * NA_CLASSES] (group, rows/values, :func:`_slot`). Outputs:
-    ``out_offsets`` uint32[2, rows] (regret group, strategy group); the value arrays, each of at least the delta's entries; ``cuts``
-    int64[2, 2, SHARDS + 1] (group, rows/values, shard). Returns the number of new rows and of
+    ``out_offsets`` uint32[2, rows] (regret group, strategy group); the value arrays, each of
+    at least the delta's entries; ``cuts`` int64[2, 2, SHARDS + 1] (group, rows/values,
+    shard). Returns the number of new rows and of
     their values; the groups' sizes are in ``cuts[g, :, SHARDS]``.
     """
     rows = delta.meta[0]
@@ -236,8 +237,9 @@ def _hold(source, src, na, off, held, held_na, touched, held_counts):
 def release_held(held, held_na, order, out_offsets, out_values, cuts):
     """The held strategy updates (:func:`split_delta` with ``hold``) of the rows at offsets
     ``order`` (every held row, sorted by shard, then by number of actions and offset: the
-    order in which the main process adds them) as one group: ``out_offsets`` (uint32), ``out_values``
-    (float32) and ``cuts`` (int64[2, SHARDS + 1]); they are held no more after."""
+    order in which the main process adds them) as one group: ``out_offsets`` (uint32),
+    ``out_values`` (float32) and ``cuts`` (int64[2, SHARDS + 1]); they are held no more
+    after."""
     cuts[:] = 0
     pos = 0
     for k in range(order.shape[0]):
