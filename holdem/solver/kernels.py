@@ -360,7 +360,8 @@ def strategy_weight(params, t, w):
     any k. (Pluribus updated its average strategy every 10,000 iterations.) Fewer strategy
     updates make fewer rows for the main process to merge: at k = 10 a 50-iteration record of
     ``hunl_default`` carries 298 strategy rows instead of 895, of ``hunl_blueprint`` 930
-    instead of 8,406 (docs/parallel.md)."""
+    instead of 8,406; but in the lag simulator parallel blueprints lost clearly more against
+    in-process ones at k = 10 than at 1, so the shipped configs keep 1 (docs/parallel.md)."""
     k = params.strategy_interval
     if k <= 1:
         return w
