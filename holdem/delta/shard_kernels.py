@@ -150,8 +150,8 @@ def split_delta(read, delta, row_offset, cursor, out_offsets, out_regrets, out_s
     int64[2, 2, SHARDS * NA_CLASSES] (group, rows/values, :func:`_slot`). Outputs:
     ``out_offsets`` uint32[2, rows] (regret group, strategy group); the value arrays, each of
     at least the delta's entries; ``cuts`` int64[2, 2, SHARDS + 1] (group, rows/values,
-    shard). Returns the number of new rows and of
-    their values; the groups' sizes are in ``cuts[g, :, SHARDS]``.
+    shard). Returns the number of new rows and of their values; the groups' sizes are in
+    ``cuts[g, :, SHARDS]``.
     """
     rows = delta.meta[0]
     cursor[:] = 0
