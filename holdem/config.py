@@ -81,6 +81,7 @@ class TrainConfig:
     merge_threads: int = 0
     flush_iters: int = 0
     hold_cold_rows: typing.Optional[bool] = False
+    hold_strategy_seconds: float = 10.0
     max_unmerged_iters: int = 0
     own_delta_weight: typing.Optional[float] = None
     seed: int = 0
@@ -241,7 +242,8 @@ KEYS = {
     **_rules(("eval_lbr", "eval_lbr_interval", "eval_lbr_hands"), stored_when_set=True),
     **_rules(("log_interval", "utility_window"), run="tensorboard"),
     **_rules(("batch_size", "merge_threads", "flush_iters", "hold_cold_rows"), run="workers"),
-    **_rules(("max_unmerged_iters",), run="workers", backend="process", stored_when_set=True),
+    **_rules(("max_unmerged_iters", "hold_strategy_seconds"), run="workers", backend="process",
+             stored_when_set=True),
     **_rules(("own_delta_weight",), run="workers"),
     **_rules(("start_method",), run="workers", backend="process"),
     **_rules(("backend",), run="workers"),

@@ -37,6 +37,7 @@ NON_NEGATIVE = {("solver", "prune_after"), ("train", "iters"),
                  ("train", "num_workers"), ("train", "batch_size"), ("train", "seed"),
                  ("train", "merge_threads"), ("train", "own_delta_weight"),
                  ("train", "flush_iters"), ("train", "max_unmerged_iters"),
+                 ("train", "hold_strategy_seconds"),
                  ("solver", "average_max_street"), ("solver", "discount_stop"),
                  ("solver", "opponent_exploration_stop")}
 PROBABILITY = {("solver", "exploration"), ("solver", "opponent_exploration"),

@@ -756,6 +756,52 @@ def test_held_strategy_holds_on_across_the_main_stores_sweeps():
     assert sent > 0 and sweeps == 6
 
 
+def test_strategy_held_across_batches_goes_out_when_old_or_when_no_request_waits():
+    """A worker process holds strategy updates past a batch's end (BatchRunner.hold_seconds)
+    while another request waits and the hold is younger than hold_seconds; a batch that ends
+    with nothing waiting (the run's last) or with the hold that old sends everything, and the
+    store the records are merged into ends with the strategy sums that sending them every batch
+    gives. Regret rows go out every flush either way, the same."""
+    from holdem.delta import records
+    from holdem.delta.merge import merge_one
+
+    def run(hold_seconds, batches=6, per_batch=3):
+        _, game, store, runner = _leduc_runner(HeldStrategy(), lambda: 0)
+        read = read_only_view(store.arrays)
+        merged = RegretStore.copy_of(store.arrays)
+        now, waiting = [0.0], [True]
+        runner.hold_seconds, runner.clock = hold_seconds, lambda: now[0]
+        runner.queued = lambda: waiting[0]
+        sent_at, regrets, merger = [], 0, RowMerger(1)
+        try:
+            for b in range(batches):
+                waiting[0] = b < batches - 1                    # the last: nothing waits
+                for k in range(per_batch):
+                    t0 = 300 + 60 * (b * per_batch + k)
+                    record = runner.flush(read, 0, 0, 0, t0, 60, k == per_batch - 1, 0.0)
+                    msg = records.decode_delta(record)
+                    regrets += msg["regret_offsets"].size > 0
+                    if msg["strategy_offsets"].size:
+                        sent_at.append(b * per_batch + k)
+                    merge_one(merged, merger, record, None, game)
+                    now[0] += 1.0
+        finally:
+            merger.close()
+        assert runner.held.rows == 0 and regrets == batches * per_batch
+        return sent_at, merged
+
+    sent, every_batch = run(0.0)                    # off: at each batch's end
+    assert sent == [2, 5, 8, 11, 14, 17]
+    sent, held = run(100.0)                         # young, a request waits: held to the end
+    assert sent == [17]
+    np.testing.assert_array_equal(held.arrays.regrets, every_batch.arrays.regrets)
+    np.testing.assert_allclose(held.arrays.strategy_sum, every_batch.arrays.strategy_sum,
+                               rtol=1e-5, atol=1e-6)
+    assert every_batch.arrays.strategy_sum.any()
+    sent, _ = run(4.5)                              # held 4.5 s at most: the next batch's end
+    assert sent == [5, 11, 17]
+
+
 @pytest.mark.parametrize("gamma", [2.0, 0.5])
 def test_strategy_held_across_sweeps_counts_as_if_each_flush_went_out_on_its_own(gamma):
     # Three flushes, the main store sweeping twice between them, merged after two more

@@ -147,12 +147,15 @@ def test_the_modelled_delay_at_two_workers_matches_the_real_runtime(tmp_path):
 def _mainloop(checkpoint, workers, rate, flush, seconds, batch):
     """tools/bench_mainloop.py's figures (name -> the value's first number) for ``workers``
     virtual ``hunl_default`` workers at ``rate`` iterations/s each, flushing every ``flush``,
-    resumed from ``checkpoint``, one merge thread."""
+    resumed from ``checkpoint``, one merge thread, strategy updates held for a batch (not
+    across batches: the tool's one producer process, which plays every worker, stalls while
+    the main process reads a worker's held updates through the pipe, which no real worker
+    makes the others do)."""
     command = [sys.executable, str(ROOT / "tools" / "bench_mainloop.py"),
                "--config", str(HUNL_DEFAULT), "--checkpoint", str(checkpoint),
                "--workers", str(workers), "--worker-rate", str(rate), "--flush", str(flush),
                "--seconds", str(seconds), "--threads", "1", "--records", "24",
-               "--batch", str(batch)]
+               "--batch", str(batch), "--hold-seconds", "0"]
     out = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     figures = {}
@@ -176,7 +179,8 @@ def _modelled_delay(tmp_path, checkpoint, start, workers, rate, flush, batch, re
     pass cost ``costs``."""
     config = config_mod.with_overrides(config_mod.load(HUNL_DEFAULT), train={
         "iters": start + max(100_000, 4 * workers * batch), "num_workers": workers,
-        "flush_iters": flush, "batch_size": batch, "merge_threads": 1, **QUIET})
+        "flush_iters": flush, "batch_size": batch, "merge_threads": 1,
+        "hold_strategy_seconds": 0.0, **QUIET})
     game = make_game(config)
     stretch = 100.0 / real["main CPU in the passes that merged a record, by record"]
     costs = costs.with_changes(

@@ -407,6 +407,32 @@ def test_a_slow_main_process_holds_workers_to_the_cap_and_counts_their_waits(
     assert max(x["train/unmerged_iters_max"] for x in scalars) <= 300
 
 
+def test_strategy_held_across_batches_reaches_the_final_checkpoint(tmp_path, monkeypatch):
+    """Workers holding their strategy updates across batches for longer than the run
+    (train.hold_strategy_seconds 1000) send them with their last batch, which finds no request
+    waiting: the final checkpoint's strategy sums weigh what an in-process run's do. (Unweighted,
+    each strategy update adds 1 to its row's sums: a worker's lost hold would take thousands.)"""
+    from holdem import checkpoint as ckpt
+    from holdem import training
+
+    monkeypatch.setenv("HOLDEM_SHM_DIR", str(tmp_path / "shm"))
+    (tmp_path / "shm").mkdir()
+    config = config_mod.with_overrides(config_mod.default_for_game("leduc"),
+                                       solver={"weighting": "none"}, train={"iters": 60_000})
+
+    def mass(run, **train):
+        training.train(config_mod.with_overrides(config, train=train), tmp_path / run,
+                       progress=False)
+        checkpoint = ckpt.load(ckpt.resolve(tmp_path / run))
+        return float(ckpt.store_from_checkpoint(checkpoint, make_game(config)).arrays
+                     .strategy_sum.sum())
+
+    serial = mass("serial")
+    held = mass("held", num_workers=2, hold_strategy_seconds=1000.0)
+    assert serial > 10 * 60_000                  # ~14 strategy updates an iteration
+    assert abs(held / serial - 1) < 0.03, (held, serial)      # (sent every batch: 0.9%)
+
+
 # -- rings sized from the records -----------------------------------------------------------------
 def test_rings_are_sized_from_the_largest_record():
     assert ring.ring_bytes_for(None) == ring.DEFAULT_BYTES

@@ -15,9 +15,11 @@ while this machine runs one producer and the main process.
 
 1. warm: train in-process for ``--warm-iters`` iterations (or take ``--checkpoint``);
 2. record: at least ``--records`` flushes of ``--flush`` iterations against the checkpoint's
-   store (as the resumed run lays it out), in whole batches as the executor hands them out (a
-   batch's last record carries the strategy updates its worker held), keeping each record,
-   and the worker's CPU time per iteration (traversal, split and encoding; one thread);
+   store (as the resumed run lays it out), in whole batches as the executor hands them out,
+   and in whole holds of the strategy updates (``train.hold_strategy_seconds``, or
+   ``--hold-seconds``, of a worker at ``--worker-rate``: the record that ends a hold carries
+   what its worker held), keeping each record in order, and the worker's CPU time per
+   iteration (traversal, split and encoding; one thread);
 3. run: resume from the checkpoint for ``--seconds`` with N virtual workers (flushes fixed at
    ``--flush``, so not paced), and count the main process's CPU time (merge threads included)
    from the workers' start to the last merge pass.
@@ -111,14 +113,16 @@ def rows_of(record):
     return len(msg["regret_offsets"]) + len(msg["strategy_offsets"]) + len(msg["keys"])
 
 
-def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None):
+def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None, hold_flushes=0):
     """Records of ``flush`` iterations from iteration ``t0`` against ``store``, in batches of
-    ``per_batch`` flushes as a worker runs them (the strategy updates held until a batch's
-    last flush, or until the record would outgrow its room in a ring of ``ring_bytes``,
-    discounted at the main store's DCFR sweeps, as a worker process holds them:
-    :class:`holdem.delta.split.HeldStrategy`), at least ``count`` of them:
-    (the batches' other records, their last records), and the worker's CPU seconds per
-    iteration (traversal, split and encoding)."""
+    ``per_batch`` flushes as a worker runs them, at least ``count`` of them, in the order made;
+    and the worker's CPU seconds per iteration (traversal, split and encoding). The strategy
+    updates are held as a worker process holds them (:class:`holdem.delta.split.HeldStrategy`,
+    discounted at the main store's DCFR sweeps): until a batch's last flush, or until the
+    record would outgrow its room in a ring of ``ring_bytes``; or with ``hold_flushes`` across
+    batches (``train.hold_strategy_seconds`` at the virtual workers' rate), until the first
+    batch's end that many flushes after the hold began -- then the records span whole holds,
+    so that replaying them in turn sends each row's held updates as often as a worker would."""
     runner = BatchRunner(game, config, config.train.num_workers)
     runner.warm_up()
     if ring_bytes is not None:
@@ -131,17 +135,25 @@ def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None):
              if solver.weighting == "dcfr" and solver.schedule_clock == "iterations" else None)
     ran = [0]
     runner.sweeps = None if every is None else (lambda: ran[0] // every)
-    read = read_only_view(store.arrays)
-    mid, last, cpu = [], [], 0.0
     batches = max(1, -(-count // per_batch))
+    if hold_flushes > 0:
+        # A hold is as old as the flushes since the end of its first; it ends at the end of
+        # the first batch that takes it to ``hold_flushes``.
+        hold = -(-(int(hold_flushes) + 1) // per_batch)
+        batches = -(-batches // hold) * hold
+        runner.hold_seconds = float(hold_flushes)
+        runner.clock = lambda: ran[0] // flush
+        runner.queued = lambda: True
+    read = read_only_view(store.arrays)
+    out, cpu = [], 0.0
     for k in range(batches * per_batch):
         end = (k + 1) % per_batch == 0
         ran[0] = (k + 1) * flush               # after this flush
         start = time.thread_time()
         payload = bytes(runner.flush(read, 0, 0, 0, t0 + k * flush, flush, end, 0.0))
         cpu += time.thread_time() - start
-        (last if end else mid).append(payload)
-    return (mid, last), cpu / (batches * per_batch * flush)
+        out.append(payload)
+    return out, cpu / (batches * per_batch * flush)
 
 
 def worker_cpu_per_iteration(game, config, store, t0, flush):
@@ -151,7 +163,7 @@ def worker_cpu_per_iteration(game, config, store, t0, flush):
 
 # -- the virtual workers ------------------------------------------------------------------------
 class _Virtual:
-    __slots__ = ("queue", "done", "generation", "sent", "known", "blocked", "due")
+    __slots__ = ("queue", "done", "generation", "sent", "known", "blocked", "due", "next")
 
     def __init__(self):
         self.queue = collections.deque()        # [id, t0, n, flush] handed to it, in order
@@ -160,14 +172,21 @@ class _Virtual:
         self.sent = self.known = 0              # iterations sent, and merged as last known
         self.blocked = False                    # waiting for a go
         self.due = 0.0                          # when its next record is made
+        self.next = 0                           # the recorded record it sends next
 
 
-def producer(conns, ring, records_path, rate, cap):
+def producer(conns, ring, records_path, rate, cap, per_batch):
     """The producer process: plays ``len(conns)`` workers (see the module docstring), each
-    writing into ring ``i`` of the segment ``ring`` and answering on ``conns[i]``."""
+    writing into ring ``i`` of the segment ``ring`` and answering on ``conns[i]``; each replays
+    the records in the order recorded, worker i starting i / N of the way in (at a batch's
+    start, ``per_batch`` records a batch), so that their held strategy goes out at different
+    times, as real workers' does."""
     payloads = msgpack.unpackb(Path(records_path).read_bytes())
     writers = [RingWriter(ring, i) for i in range(len(conns))]
     workers = [_Virtual() for _ in conns]
+    batches = max(1, len(payloads) // per_batch)
+    for i, w in enumerate(workers):
+        w.next = i * batches // len(workers) * per_batch
     poller = select.poll()
     fds = {}
     for i, conn in enumerate(conns):
@@ -175,7 +194,6 @@ def producer(conns, ring, records_path, rate, cap):
         fds[conn.fileno()] = i
         frames.send(conn.fileno(), protocol.encode_ready(i, 0))
     spacing = 1.0 / rate
-    next_record = 0
     while True:
         now = time.monotonic()
         runnable = [w for w in workers if w.queue and not w.blocked]
@@ -207,13 +225,11 @@ def producer(conns, ring, records_path, rate, cap):
         now = time.monotonic()
         for i, w in enumerate(workers):
             while w.queue and not w.blocked and w.due <= now:
-                next_record = _emit(i, w, conns[i], writers[i], payloads, next_record, cap,
-                                    spacing)
+                _emit(i, w, conns[i], writers[i], payloads, cap, spacing)
 
 
-def _emit(i, w, conn, writer, payloads, next_record, cap, spacing):
-    """Virtual worker ``i``'s next record, or its wait at the cap; returns the next record's
-    index."""
+def _emit(i, w, conn, writer, payloads, cap, spacing):
+    """Virtual worker ``i``'s next record, or its wait at the cap."""
     batch_id, t0, n, flush = w.queue[0]
     k = max(1, min(flush, n - w.done, cap))
     need = w.sent + k - cap
@@ -222,11 +238,11 @@ def _emit(i, w, conn, writer, payloads, next_record, cap, spacing):
     if need > w.known:
         w.blocked = True
         frames.send(conn.fileno(), encode_wait(need, time.monotonic_ns()))
-        return next_record
+        return
     last = w.done + k == n
-    kind = payloads[1 if last else 0]           # a batch's last record carries its strategy
-    payload = patched(kind[next_record % len(kind)], batch_id, i, w.generation,
+    payload = patched(payloads[w.next % len(payloads)], batch_id, i, w.generation,
                       t0 + w.done, k, last, time.monotonic_ns())
+    w.next += 1
     note = writer.put(payload)
     frames.send(conn.fileno(), payload if note is None else note)
     w.sent += k
@@ -235,22 +251,23 @@ def _emit(i, w, conn, writer, payloads, next_record, cap, spacing):
         w.queue.popleft()
         w.done = 0
     w.due += k * spacing
-    return next_record + 1
 
 
 class ReplayPool(ProcessPool):
     """N virtual workers in one producer process, behind the real pool's pipes and rings."""
 
-    def __init__(self, num_workers, records_path, rate, cap, ring_bytes, allocator):
+    def __init__(self, num_workers, records_path, rate, cap, ring_bytes, allocator, per_batch):
         super().__init__(num_workers, {}, "spawn",
                          rings=Rings(num_workers, ring_bytes, allocator=allocator))
         self.records_path, self.rate, self.cap = str(records_path), float(rate), int(cap)
+        self.per_batch = int(per_batch)
 
     def start(self):
         pairs = [self.ctx.Pipe(duplex=True) for _ in range(self.num_workers)]
         proc = self.ctx.Process(target=producer, name="holdem-producer", daemon=True,
                                 args=([child for _, child in pairs], self.rings.descriptor,
-                                      self.records_path, self.rate, self.cap))
+                                      self.records_path, self.rate, self.cap,
+                                      self.per_batch))
         proc.start()
         for _, child in pairs:
             child.close()
@@ -366,6 +383,10 @@ def build_parser():
                    help="a warm checkpoint of the same config instead of --warm-iters")
     p.add_argument("--max-unmerged", type=int, default=0, metavar="N",
                    help="train.max_unmerged_iters (default 0: the run's)")
+    p.add_argument("--hold-seconds", type=float, metavar="S",
+                   help="train.hold_strategy_seconds: how long the virtual workers hold their "
+                        "strategy updates across batches (default: the config's; 0: one "
+                        "batch)")
     p.add_argument("--parts", action="store_true",
                    help="also print the CPU of each part of a merge pass (the kernels, the "
                         "wait, ...; the timers add about 1 us a call)")
@@ -399,14 +420,18 @@ def main(argv=None):
         # The rings the executor will make (ProcessExecutor.prepare, ProcessPool.make).
         ring_bytes = ring_bytes_for(record_bytes_at(game, config,
                                                     largest_flush(config, args.workers)))
+        hold = (source.train.hold_strategy_seconds if args.hold_seconds is None
+                else args.hold_seconds)
+        config = config_mod.with_overrides(config, train={"hold_strategy_seconds": hold})
+        hold_flushes = int(hold * rate / args.flush)
         payloads, worker_cpu = record(game, source, store, start_iters, args.flush,
-                                      args.records, per_batch, ring_bytes)
+                                      args.records, per_batch, ring_bytes, hold_flushes)
         (tmp / "records.msgpack").write_bytes(msgpack.packb(payloads))
 
         def make_pool(config, num_workers, allocator, store_state, record_bytes=None):
             # Rings as the process pool sizes them (ProcessPool.make).
             return ReplayPool(num_workers, tmp / "records.msgpack", rate, cap,
-                              ring_bytes_for(record_bytes), allocator)
+                              ring_bytes_for(record_bytes), allocator, per_batch)
 
         parts = Parts() if args.parts else None
         executor = MeasuredExecutor(game, config, args.workers, make_pool=make_pool)
@@ -419,7 +444,6 @@ def main(argv=None):
     # Wall time not spent waiting for the workers: working, or waiting for a core.
     busy_wall = wall - (executor.last[2] - executor._waited_start)
     merged, iters = s["merges"], s["delta_iters"]
-    payloads = payloads[0] + payloads[1]        # as many of each kind as a batch sends
     row_counts = [rows_of(p) for p in payloads]
     rows = merged * statistics.mean(row_counts)
     delay = s["delay_seconds"] / merged

@@ -139,6 +139,12 @@ class LaggedExecutor:
         for w in self.workers:          # as a worker process reads them off its ring
             w.runner.sweeps = lambda: view.dcfr.steps
             w.runner.record_room = self.ring_bytes // RECORDS_PER_RING     # as worker_main
+            if not self.one_delta_per_batch:
+                # Strategy held across batches as worker_main holds it, on the nominal clock,
+                # while another batch is queued behind the running one.
+                w.runner.hold_seconds = float(self.config.train.hold_strategy_seconds or 0.0)
+                w.runner.clock = lambda w=w: w.time
+                w.runner.queued = lambda w=w: len(w.queue) > 1
 
     # -- batches ---------------------------------------------------------------------------
     def capacity(self):
@@ -244,12 +250,18 @@ class LaggedExecutor:
         if self.delay is not None:
             self.queue.append((self.ran + self.delay, index, record))
             return self._merge_due()
-        w.ring += len(record)
+        w.ring += self._ring_share(record)
         w.unmerged += flush_n
         self.stats["most_unmerged"] = max(self.stats["most_unmerged"], w.unmerged)
         w.blocked = w.ring > self.ring_bytes
         self.main.arrive(w.time, index, record)
         return []
+
+    def _ring_share(self, record):
+        """The bytes ``record`` takes in its worker's ring: none when it is larger than a
+        ring's room and goes through the pipe (as RingWriter.put sends it: strategy updates
+        held across batches go out in one such record)."""
+        return len(record) if len(record) <= self.ring_bytes // RECORDS_PER_RING else 0
 
     def _flush_n(self, w):
         """The iterations of worker ``w``'s current (or next) flush: its batch's flush, cut to
@@ -281,7 +293,7 @@ class LaggedExecutor:
             if end is not None:
                 s["delay"] += end - arrival
                 w = self.workers[index]
-                w.ring -= len(record)
+                w.ring -= self._ring_share(record)
                 w.unmerged -= flush.iters
                 if w.blocked and w.ring <= self.ring_bytes:
                     w.blocked = False

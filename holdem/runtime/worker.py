@@ -163,6 +163,15 @@ HOLD_STRATEGY = True
 # alone left nothing to hold, and 2 workers sent 474 bytes an iteration instead of 362
 # (tools/bench_parallel.py), their records that carry held rows going through the pipe as before.
 HELD_MARGIN = 3
+# A worker process holds its strategy updates across batches too, for up to
+# ``train.hold_strategy_seconds`` (BatchRunner.hold_seconds): a row touched in many batches then
+# costs the main process one add per hold instead of one per batch. Per 50-iteration record of
+# hunl_default at 15 workers (tools/bench_mainloop.py's recording, one worker's batches of
+# 4,100 iterations): 895 strategy rows held for a batch, 322 over four, 99 over sixteen;
+# hunl_blueprint 5,299, 2,923 and 1,314 (regret rows 1,740 and 4,465 whatever the hold). What is
+# held past a batch goes out in one record (through the pipe when it is larger than a ring's
+# room), at most HELD_MAX_BYTES.
+HELD_MAX_BYTES = 64 << 20
 
 
 def holds_cold_rows(config, num_workers):
@@ -218,6 +227,13 @@ class BatchRunner:
         self._plain_bytes = 0           # the last record that carried nothing held
         self._held_until = None         # the DCFR sweep before which what is held goes out
         self._held_sweeps = -1          # the main store's sweeps when the held updates began
+        # Holding across batches (a worker process: worker_main): for up to ``hold_seconds``
+        # of ``clock`` while ``queued()`` says another request waits (so a worker's last batch
+        # before the run stops sends everything). 0: what is held goes out with each batch.
+        self.hold_seconds = 0.0
+        self.clock = time.monotonic
+        self.queued = None
+        self._held_since = 0.0          # when the held updates began (clock)
         # () -> the DCFR sweeps the main store has had, as the main process publishes them
         # (a worker process's ring: RingWriter.sweeps); None: not known.
         self.sweeps = None
@@ -272,13 +288,20 @@ class BatchRunner:
         return self.take_delta(read_arrays, batch_id, worker, generation, t0, n, last,
                                utility_sum, visits, seconds)
 
+    def _holds_on(self):
+        """Whether what is held stays past the batch that ends: the hold is younger than
+        :attr:`hold_seconds` and another request waits (:attr:`queued`)."""
+        return self.clock() - self._held_since < self.hold_seconds and bool(self.queued())
+
     def take_delta(self, read_arrays, batch_id, worker, generation, t0, n, last, utility_sum,
                    visits, seconds):
         """The delta record of the ``n`` iterations from ``t0`` just run (split against the
         shared store it read; ``last``: the batch's last flush), leaving the delta buffer empty
         for the next flush. The strategy updates of stored rows are held until the batch's last
         flush, or until the record that carries them would outgrow its room in the ring
-        (:attr:`record_room`, HELD_MARGIN); when the main store has a DCFR discount sweep
+        (:attr:`record_room`, HELD_MARGIN); a worker process holds them across batches instead
+        (:attr:`hold_seconds`: until a batch ends with the hold that old or with no request
+        waiting, or they take HELD_MAX_BYTES); when the main store has a DCFR discount sweep
         meanwhile (:attr:`sweeps`), what is held is discounted as the sweep discounted the
         store's sums (so a batch's strategy rows go out once, however many sweeps it spans: at
         15 workers of ``hunl_default`` a batch meets 0.6 sweeps); the record says how many
@@ -302,6 +325,7 @@ class BatchRunner:
         held, release = self.held, True
         if held is not None:
             if held.rows == 0:
+                self._held_since = self.clock()
                 self._held_sweeps = sweeps
                 self._held_until = (sweep_boundary(self.config.solver, t0) if sweeps < 0
                                     else None)
@@ -311,10 +335,14 @@ class BatchRunner:
                 held.scale(strategy_discount(self.config.solver.dcfr_gamma,
                                              self._held_sweeps, sweeps))
                 self._held_sweeps = sweeps
-            if self.record_room is not None:
+            across = self.hold_seconds > 0 and self.queued is not None
+            if across:
+                held.max_bytes = HELD_MAX_BYTES
+            elif self.record_room is not None:
                 held.max_bytes = max(self.record_room // 2,
                                      self.record_room - HELD_MARGIN * self._plain_bytes)
-            release = last or held.full() or sweeps != self._held_sweeps or (
+            release = (last and not (across and self._holds_on())) or held.full() or (
+                sweeps != self._held_sweeps) or (
                 self._held_until is not None and t0 + n >= self._held_until)
             sweeps = self._held_sweeps
         split = self.splitter.split(read_arrays, self.delta.arrays, entries, held, release)
@@ -436,6 +464,11 @@ def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
     gate = server.gate = UnmergedGate(unmerged_cap(config, config.train.num_workers), conn,
                                       merged=writer.merged if writer is not None else None,
                                       parent_pid=parent_pid)
+    # Strategy updates held across batches while another request waits: the main process
+    # keeps PIPELINE batches queued, so a worker's last batch before the run stops finds none
+    # and sends what it holds, before the final checkpoint.
+    server.runner.hold_seconds = float(config.train.hold_strategy_seconds or 0.0)
+    server.runner.queued = lambda: bool(gate.held) or conn.poll(0)
 
     def emit(record):
         note = writer.put(record) if writer is not None else None
