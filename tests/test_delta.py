@@ -621,6 +621,53 @@ def test_held_strategy_goes_out_once_a_batch_sorted_and_summed():
         merger.close()
 
 
+def test_held_strategy_goes_out_a_room_at_a_time_round_the_shards():
+    """A partial release (HeldStrategy.release with max_bytes) sends rows in the order the main
+    process adds them, within the bytes, starting where the last one stopped: rows that keep
+    coming back in the first shard (as much as a release takes) do not keep the other shards'
+    rows held; every held value goes out once."""
+    shared, keys, num_actions = _store(4000, seed=13)
+    read = read_only_view(shared.arrays)
+    rng = np.random.default_rng(14)
+    held, splitter = HeldStrategy(), DeltaSplitter()
+
+    def hold(rows):
+        delta = RegretStore(row_capacity=16)
+        na = num_actions[rows].astype(np.int8)
+        m = int(na.sum())
+        delta.merge(keys[rows], na, rng.normal(size=m).astype(np.float32), rng.random(m))
+        total = _group_rows(shared, DeltaSplitter().split(read, delta.arrays).strategy)
+        splitter.split(read, delta.arrays, held=held, release=False)
+        return total
+
+    everything = hold(np.arange(4000))
+    shard_of = {off: (off >> dk.BLOCK_SHIFT) % dk.SHARDS for off in everything}
+    in_first = np.flatnonzero(_offsets_of(shared, keys) >> dk.BLOCK_SHIFT == 0)
+    room = 4 * sum(1 + v.size for off, v in everything.items() if shard_of[off] == 0)
+    assert len(set(shard_of.values())) >= 3 and in_first.size > 100
+    sent, first_sent, portions = {}, {}, 0
+    while held.rows:
+        group = held.release(splitter, max_bytes=room)
+        portions += 1
+        got = group.offsets.astype(np.int64)
+        assert 0 < 4 * (got.size + group.values.size) <= room
+        lengths = np.minimum(_row_lengths(shared.arrays, got), dk.NA_CLASSES)
+        order = np.lexsort((got, lengths, (got >> dk.BLOCK_SHIFT) % dk.SHARDS))
+        np.testing.assert_array_equal(order, np.arange(got.size))       # the order sent
+        for off, values in _group_rows(shared, group).items():
+            sent[off] = sent.get(off, 0.0) + values
+            first_sent.setdefault(off, portions)
+        if portions <= 12:                       # shard 0's rows come back, a release's worth
+            for off, values in hold(in_first).items():
+                everything[off] = everything[off] + values
+        assert portions < 100
+    assert sent.keys() == everything.keys()
+    for off in everything:
+        np.testing.assert_allclose(sent[off], everything[off], rtol=1e-5, atol=1e-5)
+    # Starting each release at shard 0 would have sent little else while they came back.
+    assert max(first_sent.values()) < 12
+
+
 def _same_split_regrets(a, b):
     for name in ("offsets", "values", "cuts"):
         np.testing.assert_array_equal(getattr(a.regret, name), getattr(b.regret, name))
@@ -765,13 +812,14 @@ def test_strategy_held_across_batches_goes_out_when_old_or_when_no_request_waits
     from holdem.delta import records
     from holdem.delta.merge import merge_one
 
-    def run(hold_seconds, batches=6, per_batch=3):
+    def run(hold_seconds, batches=6, per_batch=3, room=None):
         _, game, store, runner = _leduc_runner(HeldStrategy(), lambda: 0)
         read = read_only_view(store.arrays)
         merged = RegretStore.copy_of(store.arrays)
         now, waiting = [0.0], [True]
         runner.hold_seconds, runner.clock = hold_seconds, lambda: now[0]
         runner.queued = lambda: waiting[0]
+        runner.record_room = room
         sent_at, regrets, merger = [], 0, RowMerger(1)
         try:
             for b in range(batches):
@@ -783,6 +831,10 @@ def test_strategy_held_across_batches_goes_out_when_old_or_when_no_request_waits
                     regrets += msg["regret_offsets"].size > 0
                     if msg["strategy_offsets"].size:
                         sent_at.append(b * per_batch + k)
+                        if room is not None and not (b == batches - 1 and k == per_batch - 1):
+                            # a record's room at a time (750 bytes: half the room, the least)
+                            assert 4 * (msg["strategy_offsets"].size
+                                        + msg["strategy"].size) <= room // 2
                     merge_one(merged, merger, record, None, game)
                     now[0] += 1.0
         finally:
@@ -800,6 +852,14 @@ def test_strategy_held_across_batches_goes_out_when_old_or_when_no_request_waits
     assert every_batch.arrays.strategy_sum.any()
     sent, _ = run(4.5)                              # held 4.5 s at most: the next batch's end
     assert sent == [5, 11, 17]
+    # With a ring's room smaller than what is held, a hold that is over goes out a room at a
+    # time over the next flushes, then a new hold starts (here: flushes 5-8, 14-17, and the
+    # last batch's end); the sums are the same.
+    sent, drained = run(4.5, batches=8, room=1500)
+    assert sent[:2] == [5, 6] and sent[-1] == 23
+    assert not set(range(9, 14)) <= set(sent) and {14, 15} <= set(sent)
+    np.testing.assert_allclose(drained.arrays.strategy_sum[:every_batch.arrays.strategy_sum.size],
+                               run(0.0, batches=8)[1].arrays.strategy_sum, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("gamma", [2.0, 0.5])

@@ -46,7 +46,7 @@ class DeltaSplitter:
             self._scratch[name] = arr
         return arr
 
-    def split(self, read, delta, read_entry=None, held=None, release=True):
+    def split(self, read, delta, read_entry=None, held=None, release=True, release_bytes=None):
         """Split ``delta`` (StoreArrays) against the shared store ``read`` (StoreArrays).
         Increments travel as float32 (the store keeps float64 strategy sums). The returned
         arrays are views of this object's scratch, valid until the next call. ``read_entry``:
@@ -56,7 +56,9 @@ class DeltaSplitter:
 
         ``held``: a :class:`HeldStrategy` that takes the strategy updates of stored rows
         instead of the strategy group; with ``release`` the group is then everything it holds
-        (this delta's updates included), and it holds nothing after."""
+        (this delta's updates included), and it holds nothing after -- or with
+        ``release_bytes`` what of it takes at most that many bytes
+        (:meth:`HeldStrategy.release`)."""
         rows, entries = int(delta.meta[0]), int(delta.meta[1])
         offsets = self._array("offsets", rows, np.uint32, groups=2)
         regrets = self._array("regrets", entries, np.float32)
@@ -78,7 +80,7 @@ class DeltaSplitter:
         groups = [Group(offsets[g, :cuts[g, 0, -1]], values[:cuts[g, 1, -1]], cuts[g])
                   for g, values in enumerate((regrets, strategy))]
         if hold and release:
-            groups[1] = held.release(self)
+            groups[1] = held.release(self, release_bytes)
         return SplitDelta(groups[0], groups[1], keys[:n_new], num_actions[:n_new],
                           new_regrets[:m_new], new_strategy[:m_new])
 
@@ -107,6 +109,7 @@ class HeldStrategy:
         self.num_actions = np.zeros(0, np.int8)     # 0: the row at this offset is not held
         self.touched = np.zeros(0, np.int64)        # offsets of the held rows
         self.counts = np.zeros(2, np.int64)         # held rows, held values
+        self.next_shard = 0                         # where a partial release starts
 
     def fit(self, read):
         """Room for every row of the shared store ``read`` (it may have grown: what is held
@@ -141,22 +144,44 @@ class HeldStrategy:
         dk.scale_held(self.values, self.num_actions, self.touched, self.counts[0],
                       float(factor))
 
-    def release(self, splitter):
-        """Everything held, as a strategy :class:`Group` (views of ``splitter``'s scratch);
-        nothing is held after."""
+    def release(self, splitter, max_bytes=None):
+        """What is held, as a strategy :class:`Group` (views of ``splitter``'s scratch), in
+        the order sent (shard, number of actions, offset): everything, or with ``max_bytes``
+        as many rows as take at most that many bytes in a record (one at least), shard after
+        shard from :attr:`next_shard` round the shards (so that a row is not passed over
+        however often the rows before it come back); the rest stays held."""
         rows, values = int(self.counts[0]), int(self.counts[1])
+        partial = max_bytes is not None and self.nbytes > max_bytes
         order = self.touched[:rows]
-        order |= (((order >> dk.BLOCK_SHIFT) % dk.SHARDS) << _SHARD_SHIFT
+        shards = (order >> dk.BLOCK_SHIFT) % dk.SHARDS
+        if partial:
+            shards = (shards - self.next_shard) % dk.SHARDS
+        order |= (shards << _SHARD_SHIFT
                   | np.minimum(self.num_actions[order], dk.NA_CLASSES).astype(np.int64)
                   << _LENGTH_SHIFT)
         order.sort()
         order &= (1 << _LENGTH_SHIFT) - 1
-        offsets = splitter._array("held_offsets", rows, np.uint32)
-        out = splitter._array("held_values", values, np.float32)
+        take, taken = rows, values
+        if partial:
+            lengths = self.num_actions[order].astype(np.int64)
+            take = max(1, int(np.searchsorted(np.cumsum(4 + 4 * lengths), max_bytes,
+                                              side="right")))
+            taken = int(lengths[:take].sum())
+            if take < rows:                     # the next starts at the first row left
+                self.next_shard = int((order[take] >> dk.BLOCK_SHIFT) % dk.SHARDS)
+            sent = order[:take]                 # in the order sent: by shard from 0 again
+            sent |= (((sent >> dk.BLOCK_SHIFT) % dk.SHARDS) << _SHARD_SHIFT
+                     | np.minimum(self.num_actions[sent], dk.NA_CLASSES).astype(np.int64)
+                     << _LENGTH_SHIFT)
+            sent.sort()
+            sent &= (1 << _LENGTH_SHIFT) - 1
+        offsets = splitter._array("held_offsets", take, np.uint32)
+        out = splitter._array("held_values", taken, np.float32)
         cuts = splitter._held_cuts
-        dk.release_held(self.values, self.num_actions, order, offsets, out, cuts)
-        self.counts[:] = 0
-        return Group(offsets[:rows], out[:values], cuts)
+        dk.release_held(self.values, self.num_actions, order[:take], offsets, out, cuts)
+        self.touched[:rows - take] = order[take:]       # still held (overlapping: numpy copies)
+        self.counts[0], self.counts[1] = rows - take, values - taken
+        return Group(offsets[:take], out[:taken], cuts)
 
 
 # HeldStrategy.release sorts by shard, then by number of actions (as split_delta groups rows:

@@ -168,9 +168,10 @@ HELD_MARGIN = 3
 # costs the main process one add per hold instead of one per batch. Per 50-iteration record of
 # hunl_default at 15 workers (tools/bench_mainloop.py's recording, one worker's batches of
 # 4,100 iterations): 895 strategy rows held for a batch, 322 over four, 99 over sixteen;
-# hunl_blueprint 5,299, 2,923 and 1,314 (regret rows 1,740 and 4,465 whatever the hold). What is
-# held past a batch goes out in one record (through the pipe when it is larger than a ring's
-# room), at most HELD_MAX_BYTES.
+# hunl_blueprint 5,299, 2,923 and 1,314 (regret rows 1,740 and 4,465 whatever the hold). Once a
+# hold is over (or it takes HELD_MAX_BYTES) it goes out a record's room at a time, with the
+# next flushes, so that records stay within their ring; only the run's last batch sends all
+# that is left in one record (through the pipe when it is larger than the room).
 HELD_MAX_BYTES = 64 << 20
 
 
@@ -227,13 +228,16 @@ class BatchRunner:
         self._plain_bytes = 0           # the last record that carried nothing held
         self._held_until = None         # the DCFR sweep before which what is held goes out
         self._held_sweeps = -1          # the main store's sweeps when the held updates began
-        # Holding across batches (a worker process: worker_main): for up to ``hold_seconds``
-        # of ``clock`` while ``queued()`` says another request waits (so a worker's last batch
-        # before the run stops sends everything). 0: what is held goes out with each batch.
+        # Holding across batches (a worker process: worker_main): until a batch ends
+        # ``hold_seconds`` of ``clock`` after the hold began, then a record's room a flush;
+        # a batch that ends with no request waiting (``queued()`` false: the run's last before
+        # it stops) sends everything. 0: what is held goes out with each batch.
         self.hold_seconds = 0.0
         self.clock = time.monotonic
         self.queued = None
         self._held_since = 0.0          # when the held updates began (clock)
+        self._draining = False          # the hold is over: a record's room a flush goes out
+        self._drain_left = 0            # bytes held when it ended, less those sent since
         # () -> the DCFR sweeps the main store has had, as the main process publishes them
         # (a worker process's ring: RingWriter.sweeps); None: not known.
         self.sweeps = None
@@ -288,11 +292,6 @@ class BatchRunner:
         return self.take_delta(read_arrays, batch_id, worker, generation, t0, n, last,
                                utility_sum, visits, seconds)
 
-    def _holds_on(self):
-        """Whether what is held stays past the batch that ends: the hold is younger than
-        :attr:`hold_seconds` and another request waits (:attr:`queued`)."""
-        return self.clock() - self._held_since < self.hold_seconds and bool(self.queued())
-
     def take_delta(self, read_arrays, batch_id, worker, generation, t0, n, last, utility_sum,
                    visits, seconds):
         """The delta record of the ``n`` iterations from ``t0`` just run (split against the
@@ -300,8 +299,9 @@ class BatchRunner:
         for the next flush. The strategy updates of stored rows are held until the batch's last
         flush, or until the record that carries them would outgrow its room in the ring
         (:attr:`record_room`, HELD_MARGIN); a worker process holds them across batches instead
-        (:attr:`hold_seconds`: until a batch ends with the hold that old or with no request
-        waiting, or they take HELD_MAX_BYTES); when the main store has a DCFR discount sweep
+        (:attr:`hold_seconds`: until a batch ends with the hold that old, or they take
+        HELD_MAX_BYTES; then they go out a record's room a flush; a batch that ends with no
+        request waiting sends them all); when the main store has a DCFR discount sweep
         meanwhile (:attr:`sweeps`), what is held is discounted as the sweep discounted the
         store's sums (so a batch's strategy rows go out once, however many sweeps it spans: at
         15 workers of ``hunl_default`` a batch meets 0.6 sweeps); the record says how many
@@ -322,9 +322,10 @@ class BatchRunner:
         else:
             entries = self.workspace.read_entry
         sweeps = -1 if self.sweeps is None else int(self.sweeps())
-        held, release = self.held, True
+        held, release, budget = self.held, True, None
         if held is not None:
             if held.rows == 0:
+                self._draining = False
                 self._held_since = self.clock()
                 self._held_sweeps = sweeps
                 self._held_until = (sweep_boundary(self.config.solver, t0) if sweeps < 0
@@ -335,17 +336,35 @@ class BatchRunner:
                 held.scale(strategy_discount(self.config.solver.dcfr_gamma,
                                              self._held_sweeps, sweeps))
                 self._held_sweeps = sweeps
-            across = self.hold_seconds > 0 and self.queued is not None
-            if across:
+            # The most held bytes a record may carry and stay within its ring's room.
+            room = None if self.record_room is None else max(
+                self.record_room // 2, self.record_room - HELD_MARGIN * self._plain_bytes)
+            if self.hold_seconds > 0 and self.queued is not None:     # across batches
                 held.max_bytes = HELD_MAX_BYTES
-            elif self.record_room is not None:
-                held.max_bytes = max(self.record_room // 2,
-                                     self.record_room - HELD_MARGIN * self._plain_bytes)
-            release = (last and not (across and self._holds_on())) or held.full() or (
-                sweeps != self._held_sweeps) or (
-                self._held_until is not None and t0 + n >= self._held_until)
+                if not self._draining and (held.full() or (
+                        last and self.clock() - self._held_since >= self.hold_seconds)):
+                    self._draining, self._drain_left = True, held.nbytes
+                # Everything at the run's last batch (nothing waits) or a sweep rule; else,
+                # once the hold is over, a record's room at a time until nothing is held.
+                release = (last and not self.queued()) or sweeps != self._held_sweeps or (
+                    self._held_until is not None and t0 + n >= self._held_until)
+                if not release and self._draining:
+                    release, budget = True, room
+            else:
+                if room is not None:
+                    held.max_bytes = room
+                release = last or held.full() or sweeps != self._held_sweeps or (
+                    self._held_until is not None and t0 + n >= self._held_until)
             sweeps = self._held_sweeps
-        split = self.splitter.split(read_arrays, self.delta.arrays, entries, held, release)
+        split = self.splitter.split(read_arrays, self.delta.arrays, entries, held, release,
+                                    budget)
+        if budget is not None:
+            # Once as much as was held when the hold ended went out, what the flushes added
+            # meanwhile starts a new hold (where every flush adds more than a record's room,
+            # the hold ends again at the next batch's end).
+            self._drain_left -= 4 * (split.strategy.offsets.size + split.strategy.values.size)
+            if self._drain_left <= 0:
+                self._draining, self._held_since = False, self.clock()
         payload = records.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
                                        visits, seconds, split, sweeps)
         if not release:
