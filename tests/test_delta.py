@@ -926,16 +926,18 @@ def test_a_late_records_strategy_counts_as_if_merged_before_the_sweeps_it_missed
     np.testing.assert_allclose(scales, [(3 / 6) ** gamma, 1, 1, 1])
 
 
-def test_a_small_pass_runs_every_shard_range_on_the_calling_thread():
-    # RowMerger.map below INLINE_ROWS rows: each range once, in order, on this thread; at or
-    # above it (or without a row count) the ranges after the first go to the pool.
+def test_a_small_pass_runs_every_shard_on_the_calling_thread_in_one_call():
+    # RowMerger.map below INLINE_ROWS rows: one call over every shard, on this thread; at or
+    # above it (or without a row count) each thread's range, those after the first on the pool.
     merger = RowMerger(3)
     try:
         for rows, inline in ((0, True), (merge_mod.INLINE_ROWS - 1, True),
                              (merge_mod.INLINE_ROWS, False), (None, False)):
             seen = []
             merger.map(lambda lo, hi: seen.append((lo, hi, threading.get_ident())), rows)
-            assert sorted((lo, hi) for lo, hi, _ in seen) == merger.ranges
+            ranges = sorted((lo, hi) for lo, hi, _ in seen)
+            assert ranges == ([(0, dk.SHARDS)] if inline else merger.ranges)
+            assert merger.ranges_for(rows) == ranges
             here = [t == threading.get_ident() for _, _, t in seen]
             assert all(here) if inline else (here.count(True) == 1)
     finally:
