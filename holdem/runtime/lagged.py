@@ -259,8 +259,8 @@ class LaggedExecutor:
 
     def _ring_share(self, record):
         """The bytes ``record`` takes in its worker's ring: none when it is larger than a
-        ring's room and goes through the pipe (as RingWriter.put sends it: strategy updates
-        held across batches go out in one such record)."""
+        ring's room and goes through the pipe (as RingWriter.put sends it: a worker's last
+        batch sends everything it still holds in one record)."""
         return len(record) if len(record) <= self.ring_bytes // RECORDS_PER_RING else 0
 
     def _flush_n(self, w):
