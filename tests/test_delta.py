@@ -832,9 +832,9 @@ def test_strategy_held_across_batches_goes_out_when_old_or_when_no_request_waits
                     if msg["strategy_offsets"].size:
                         sent_at.append(b * per_batch + k)
                         if room is not None and not (b == batches - 1 and k == per_batch - 1):
-                            # a record's room at a time (750 bytes: half the room, the least)
+                            # a quarter of a record's room at a time
                             assert 4 * (msg["strategy_offsets"].size
-                                        + msg["strategy"].size) <= room // 2
+                                        + msg["strategy"].size) <= room // 4
                     merge_one(merged, merger, record, None, game)
                     now[0] += 1.0
         finally:
@@ -852,10 +852,10 @@ def test_strategy_held_across_batches_goes_out_when_old_or_when_no_request_waits
     assert every_batch.arrays.strategy_sum.any()
     sent, _ = run(4.5)                              # held 4.5 s at most: the next batch's end
     assert sent == [5, 11, 17]
-    # With a ring's room smaller than what is held, a hold that is over goes out a room at a
-    # time over the next flushes, then a new hold starts (here: flushes 5-8, 14-17, and the
-    # last batch's end); the sums are the same.
-    sent, drained = run(4.5, batches=8, room=1500)
+    # With a ring's room smaller than what is held, a hold that is over goes out a quarter of
+    # the room at a time over the next flushes, then a new hold starts (here: flushes 5-8,
+    # 14-17, and the last batch's end); the sums are the same.
+    sent, drained = run(4.5, batches=8, room=3000)
     assert sent[:2] == [5, 6] and sent[-1] == 23
     assert not set(range(9, 14)) <= set(sent) and {14, 15} <= set(sent)
     np.testing.assert_allclose(drained.arrays.strategy_sum[:every_batch.arrays.strategy_sum.size],

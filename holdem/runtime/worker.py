@@ -169,9 +169,9 @@ HELD_MARGIN = 3
 # hunl_default at 15 workers (tools/bench_mainloop.py's recording, one worker's batches of
 # 4,100 iterations): 895 strategy rows held for a batch, 322 over four, 99 over sixteen;
 # hunl_blueprint 5,299, 2,923 and 1,314 (regret rows 1,740 and 4,465 whatever the hold). Once a
-# hold is over (or it takes HELD_MAX_BYTES) it goes out a record's room at a time, with the
-# next flushes, so that records stay within their ring; only the run's last batch sends all
-# that is left in one record (through the pipe when it is larger than the room).
+# hold is over (or it takes HELD_MAX_BYTES) it goes out a quarter of a record's room at a time,
+# with the next flushes, so that records stay within their ring; only the run's last batch
+# sends all that is left in one record (through the pipe when it is larger than the room).
 HELD_MAX_BYTES = 64 << 20
 
 
@@ -229,14 +229,15 @@ class BatchRunner:
         self._held_until = None         # the DCFR sweep before which what is held goes out
         self._held_sweeps = -1          # the main store's sweeps when the held updates began
         # Holding across batches (a worker process: worker_main): until a batch ends
-        # ``hold_seconds`` of ``clock`` after the hold began, then a record's room a flush;
+        # ``hold_seconds`` of ``clock`` after the hold began, then a quarter of a record's room
+        # a flush;
         # a batch that ends with no request waiting (``queued()`` false: the run's last before
         # it stops) sends everything. 0: what is held goes out with each batch.
         self.hold_seconds = 0.0
         self.clock = time.monotonic
         self.queued = None
         self._held_since = 0.0          # when the held updates began (clock)
-        self._draining = False          # the hold is over: a record's room a flush goes out
+        self._draining = False          # the hold is over: a quarter of a record's room a flush goes out
         self._drain_left = 0            # bytes held when it ended, less those sent since
         # () -> the DCFR sweeps the main store has had, as the main process publishes them
         # (a worker process's ring: RingWriter.sweeps); None: not known.
@@ -300,8 +301,8 @@ class BatchRunner:
         flush, or until the record that carries them would outgrow its room in the ring
         (:attr:`record_room`, HELD_MARGIN); a worker process holds them across batches instead
         (:attr:`hold_seconds`: until a batch ends with the hold that old, or they take
-        HELD_MAX_BYTES; then they go out a record's room a flush; a batch that ends with no
-        request waiting sends them all); when the main store has a DCFR discount sweep
+        HELD_MAX_BYTES; then they go out a quarter of a record's room a flush; a batch that
+        ends with no request waiting sends them all); when the main store has a DCFR discount sweep
         meanwhile (:attr:`sweeps`), what is held is discounted as the sweep discounted the
         store's sums (so a batch's strategy rows go out once, however many sweeps it spans: at
         15 workers of ``hunl_default`` a batch meets 0.6 sweeps); the record says how many
@@ -345,11 +346,14 @@ class BatchRunner:
                         last and self.clock() - self._held_since >= self.hold_seconds)):
                     self._draining, self._drain_left = True, held.nbytes
                 # Everything at the run's last batch (nothing waits) or a sweep rule; else,
-                # once the hold is over, a record's room at a time until nothing is held.
+                # once the hold is over, a quarter of a record's room a flush (records that
+                # leave room in the ring for the plain ones while the main process is behind)
+                # until as much went out as was held.
                 release = (last and not self.queued()) or sweeps != self._held_sweeps or (
                     self._held_until is not None and t0 + n >= self._held_until)
                 if not release and self._draining:
-                    release, budget = True, room
+                    release = True
+                    budget = None if room is None else self.record_room // 4
             else:
                 if room is not None:
                     held.max_bytes = room
