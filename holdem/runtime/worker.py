@@ -237,7 +237,7 @@ class BatchRunner:
         self.clock = time.monotonic
         self.queued = None
         self._held_since = 0.0          # when the held updates began (clock)
-        self._draining = False          # the hold is over: a quarter of a record's room a flush goes out
+        self._draining = False          # the hold is over: it goes out, a little a flush
         self._drain_left = 0            # bytes held when it ended, less those sent since
         # () -> the DCFR sweeps the main store has had, as the main process publishes them
         # (a worker process's ring: RingWriter.sweeps); None: not known.
