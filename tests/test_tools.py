@@ -172,6 +172,11 @@ def test_bench_mainloop_drives_the_real_main_loop_with_virtual_workers():
     assert per_record > 0 and per_iteration == pytest.approx(per_record / 200, rel=0.01,
                                                              abs=0.001)
     assert number["main CPU per row (ns)"] > 0 and number["records per pass"] >= 1
+    fit = re.fullmatch(r"(-?[\d.]+|nan) \+ (-?[\d.]+|nan) a record; a record's own, per merged "
+                       r"iteration: (-?[\d.]+|nan)", got["main CPU per merge pass, fitted (us)"])
+    assert fit, got["main CPU per merge pass, fitted (us)"]
+    if fit[2] != "nan":
+        assert float(fit[3]) == pytest.approx(float(fit[2]) / 200, abs=0.001)
     assert re.fullmatch(r"[\d.]+ ms \([\d,]+ iterations\)", got["flush to merge"])
     assert "records through the pipe: 0" in proc.stdout
     ratio = number["main/worker cost per iteration"]
@@ -189,6 +194,16 @@ def test_bench_mainloop_drives_the_real_main_loop_with_virtual_workers():
     assert (part["of that taking frames in"] <= part["of it reading pipes"]
             <= part["wait for the workers"])
     assert sum(part[k] for k in top) <= 1.02 * per_record
+
+
+def test_bench_mainloops_pass_fit_is_the_line_through_the_pass_sizes_seen_enough(monkeypatch):
+    monkeypatch.syspath_prepend(str(TOOLS))
+    import bench_mainloop
+
+    line = {n: [100e-6 + 50e-6 * n + e for e in (-5e-6, 0.0, 5e-6)] * 10 for n in range(1, 6)}
+    fixed, per_record = bench_mainloop.pass_fit({**line, 6: [1.0] * 5, 12: [1.0] * 40})
+    assert fixed == pytest.approx(100e-6) and per_record == pytest.approx(50e-6)
+    assert np.isnan(bench_mainloop.pass_fit({1: [1.0] * 30, 2: [1.0] * 19})[0])
 
 
 def test_bench_scaling_reports_fraction_of_ceiling():

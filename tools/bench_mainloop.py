@@ -34,7 +34,10 @@ sees: a pass the machine held up is long and merges many); its wake-up (from a r
 to the wait that read it, when it was waiting); records
 per merge pass, and the median CPU of the merge passes that merged 1, 2, ... records (the
 fixed cost of a pass apart from the records' size: one record, where passes mostly hold one at a
-low ``--worker-rate``; the merge pass alone, not the training loop around it); decision-node
+low ``--worker-rate``; the merge pass alone, not the training loop around it), and the line
+fitted through them (a pass's fixed CPU and a record's own: what a record costs a main process
+that is behind, which the main process's load does not move as it moves the CPU per record);
+decision-node
 visits per iteration of the records; the
 flush-to-merge delay in milliseconds and in iterations merged meanwhile (the mean, then the
 median: on a loaded machine the mean is set by the rare times the scheduler holds the main
@@ -353,6 +356,20 @@ class Parts:
 
 
 # -- the command ------------------------------------------------------------------------------
+def pass_fit(pass_cpu):
+    """(fixed, per record) seconds of a merge pass: the least-squares line through the median
+    CPU of the passes that merged 1 .. 8 records (each size seen in 20 passes or more; nan
+    with fewer than two sizes). How busy the main process is moves its CPU per record -- less
+    to merge, and it sleeps more and wakes for fewer records, paying the fixed part more
+    often -- but not these two: the per-record part is what a record costs a main process
+    that is behind."""
+    points = [(n, statistics.median(c)) for n, c in pass_cpu.items() if n <= 8 and len(c) >= 20]
+    if len(points) < 2:
+        return float("nan"), float("nan")
+    slope, intercept = statistics.linear_regression(*zip(*points))
+    return intercept, slope
+
+
 def warm_checkpoint(source, iters, directory):
     """A checkpoint of ``iters`` in-process iterations of ``source``'s config."""
     config = config_mod.with_overrides(source, train={"num_workers": 1, "iters": iters,
@@ -475,6 +492,9 @@ def main(argv=None):
                for n, c in sorted(executor.pass_cpu.items()) if n <= 8 and len(c) >= 20]
     print("main CPU per merge pass by records merged, median (us; passes): "
           + (", ".join(by_size) or "n/a"))
+    fixed, per_record = pass_fit(executor.pass_cpu)
+    print(f"main CPU per merge pass, fitted (us): {1e6 * fixed:.1f} + {1e6 * per_record:.1f} a "
+          f"record; a record's own, per merged iteration: {1e6 * per_record / args.flush:.3f}")
     print(f"visits per iteration: {s['visits'] / iters:.1f}")
     print(f"flush to merge: {1e3 * delay:.2f} ms ({delay * iters / wall:,.0f} iterations)")
     median = statistics.median(executor.delays) * 1e-9
