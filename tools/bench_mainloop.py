@@ -124,9 +124,9 @@ def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None, ho
     discounted at the main store's DCFR sweeps): until a batch's last flush, or until the
     record would outgrow its room in a ring of ``ring_bytes``; or with ``hold_flushes`` across
     batches (``train.hold_strategy_seconds`` at the virtual workers' rate), until the first
-    batch's end that many flushes after the hold began, then a ring's room a flush -- then the
-    records span whole holds and end with nothing held, so that replaying them in turn sends
-    each row's held updates as often as a worker would."""
+    batch's end that many flushes after the hold began, then a little a flush -- then the
+    records span whole holds and end as one goes out, so that replaying them in turn sends
+    each row's held updates about as often as a worker would."""
     runner = BatchRunner(game, config, config.train.num_workers)
     runner.warm_up()
     if ring_bytes is not None:
@@ -150,16 +150,22 @@ def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None, ho
         runner.queued = lambda: True
     read = read_only_view(store.arrays)
     out, cpu, k = [], 0.0, 0
-    # Until nothing is held (as at the start) once there are enough: a hold over goes out a
-    # ring's room a flush, over the next flushes.
-    while k < batches * per_batch or runner.held.rows or (hold_flushes <= 0 and k % per_batch):
+    while True:
         end = (k + 1) % per_batch == 0
         ran[0] = (k + 1) * flush               # after this flush
+        sent = runner.holds_sent
         start = time.thread_time()
         payload = bytes(runner.flush(read, 0, 0, 0, t0 + k * flush, flush, end, 0.0))
         cpu += time.thread_time() - start
         out.append(payload)
         k += 1
+        # Once there are enough: at a batch's end, or holding across batches where a hold
+        # that was over has gone out (a ring's quarter room a flush), so that the records
+        # replayed in turn send every hold (but what the flushes added while it went out,
+        # which starts the next hold: a few flushes' strategy rows of a hold's thousands).
+        if k >= batches * per_batch and (
+                (hold_flushes <= 0 and end) or runner.holds_sent > sent):
+            break
     return out, cpu / (k * flush)
 
 

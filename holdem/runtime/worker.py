@@ -239,6 +239,7 @@ class BatchRunner:
         self._held_since = 0.0          # when the held updates began (clock)
         self._draining = False          # the hold is over: it goes out, a little a flush
         self._drain_left = 0            # bytes held when it ended, less those sent since
+        self.holds_sent = 0             # holds across batches that ended and went out
         # () -> the DCFR sweeps the main store has had, as the main process publishes them
         # (a worker process's ring: RingWriter.sweeps); None: not known.
         self.sweeps = None
@@ -369,6 +370,7 @@ class BatchRunner:
             self._drain_left -= 4 * (split.strategy.offsets.size + split.strategy.values.size)
             if self._drain_left <= 0:
                 self._draining, self._held_since = False, self.clock()
+                self.holds_sent += 1
         payload = records.encode_delta(batch_id, worker, generation, t0, n, last, utility_sum,
                                        visits, seconds, split, sweeps)
         if not release:
