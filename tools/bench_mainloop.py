@@ -141,10 +141,8 @@ def record(game, config, store, t0, flush, count, per_batch, ring_bytes=None, ho
     runner.sweeps = None if every is None else (lambda: ran[0] // every)
     batches = max(1, -(-count // per_batch))
     if hold_flushes > 0:
-        # A hold is as old as the flushes since the end of its first; it ends at the end of
-        # the first batch that takes it to ``hold_flushes``.
-        hold = -(-(int(hold_flushes) + 1) // per_batch)
-        batches = -(-batches // hold) * hold
+        # A hold is as old as the flushes since the end of its first (the clock counts
+        # flushes); it ends at the end of the first batch that takes it to ``hold_flushes``.
         runner.hold_seconds = float(hold_flushes)
         runner.clock = lambda: ran[0] // flush
         runner.queued = lambda: True

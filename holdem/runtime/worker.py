@@ -230,9 +230,8 @@ class BatchRunner:
         self._held_sweeps = -1          # the main store's sweeps when the held updates began
         # Holding across batches (a worker process: worker_main): until a batch ends
         # ``hold_seconds`` of ``clock`` after the hold began, then a quarter of a record's room
-        # a flush;
-        # a batch that ends with no request waiting (``queued()`` false: the run's last before
-        # it stops) sends everything. 0: what is held goes out with each batch.
+        # a flush; a batch that ends with no request waiting (``queued()`` false: the run's
+        # last before it stops) sends everything. 0: what is held goes out with each batch.
         self.hold_seconds = 0.0
         self.clock = time.monotonic
         self.queued = None
@@ -354,7 +353,7 @@ class BatchRunner:
                     self._held_until is not None and t0 + n >= self._held_until)
                 if not release and self._draining:
                     release = True
-                    budget = None if room is None else self.record_room // 4
+                    budget = None if self.record_room is None else self.record_room // 4
             else:
                 if room is not None:
                     held.max_bytes = room
