@@ -228,6 +228,20 @@ def test_the_modelled_delay_at_15_and_63_workers_matches_the_real_main_loop(tmp_
         assert 1 / 1.5 <= ratio <= 1.5, (workers, modelled, real)
 
 
+def test_simulated_workers_read_a_grown_store_from_their_next_flush(tmp_path):
+    """As worker processes map a new store generation between two flushes, the simulated
+    workers read the store's new arrays from their next flush (Leduc's store doubles from 144
+    rows in the first thousands of iterations): counted, deterministic for a seed, and never
+    with one delta per batch (Ray's workers, whose flushes are their batches)."""
+    runs = [_lagged_leduc(tmp_path, f"run{k}", 4, 20_000, batch_size=2_000)[0]
+            for k in range(2)]
+    assert runs[0].stats["store_follows"] >= 4
+    assert runs[0].stats == runs[1].stats
+    ray, _ = _lagged_leduc(tmp_path, "ray", 4, 20_000, batch_size=2_000,
+                           one_delta_per_batch=True)
+    assert ray.stats["store_follows"] == 0
+
+
 def test_the_simulator_holds_its_workers_to_the_unmerged_cap(tmp_path):
     """A simulated main process slow enough to fall behind (2 ms a record): with the process
     executor's cap (300 iterations here) no worker runs past it and the waits are counted;

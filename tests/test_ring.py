@@ -19,7 +19,7 @@ from holdem.runtime import frames, protocol, ring, shm
 from holdem.runtime.executor import Batch
 from holdem.runtime.flush import flush_iterations, largest_flush, pair_flush, unmerged_cap
 from holdem.runtime.process import Pending
-from holdem.runtime.worker import BatchRunner, Stopped, UnmergedGate
+from holdem.runtime.worker import BatchRunner, BatchServer, Stopped, UnmergedGate
 from holdem.store.store import RegretStore, read_only_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +79,65 @@ def test_workers_read_the_sweeps_the_main_process_publishes(rings):
     finally:
         for w in writers:
             w.close()
+
+
+def test_workers_read_the_store_generation_the_main_process_publishes(rings):
+    # The store's newest generation and its capacities, in every ring: none before the first
+    # growth, kept for a replacement worker, and None while it is being rewritten (the
+    # generation word cleared), so a worker never pairs one generation with another's layout.
+    writers = [ring.RingWriter(rings.descriptor, k) for k in range(2)]
+    try:
+        assert [w.store() for w in writers] == [None, None]
+        rings.store(0, (16, 64, 32))
+        rings.store(3, (1024, 4096, 2048))
+        assert [w.store() for w in writers] == [(3, (1024, 4096, 2048))] * 2
+        rings.reset(1)
+        assert writers[1].store() == (3, (1024, 4096, 2048))
+        rings._control[0][ring.STORE_AT] = 0            # a rewrite under way
+        assert writers[0].store() is None and writers[1].store() is not None
+    finally:
+        for w in writers:
+            w.close()
+
+
+def test_a_worker_maps_a_grown_store_between_two_flushes_of_a_batch(tmp_path):
+    """The main process grows the store while a worker runs a batch of four flushes: from
+    its next flush on the worker reads the new generation -- its records say so, and it reads
+    the same regrets as the main store -- instead of arrays no merge reaches, until its next
+    batch; and it keeps reading it once the old file is unlinked."""
+    config = config_mod.with_overrides(config_mod.default_for_game("leduc"),
+                                       train={"num_workers": 1})
+    allocator = shm.SharedAllocator(tmp_path)
+    store = RegretStore(16, allocator=allocator)
+    rings = ring.Rings(1, ring_bytes=1 << 20, allocator=allocator)
+    writer = ring.RingWriter(rings.descriptor, 0)
+    server = BatchServer(config, 0)
+    server.newest = writer.store
+    generations = []
+
+    def emit(record):
+        generations.append(decode_delta(record)["generation"])
+        if len(generations) == 2:           # the main process grows the store meanwhile
+            store.reserve(100, 400)
+            store.arrays.regrets[:8] = 0.5
+            a = store.arrays
+            rings.store(allocator.generation, (a.row_key.shape[0], a.regrets.shape[0],
+                                               a.table.shape[0]))
+            allocator.release_before(allocator.generation)
+    try:
+        generation, descriptor = allocator.descriptor
+        store_message = {"generation": generation, "descriptor": descriptor}
+        server.serve(protocol.encode_request(0, 0, 40, 0.0, store_message, flush=10), emit)
+        assert generations == [0, 0, 1, 1]
+        assert server.generation == 1 and not (tmp_path / Path(descriptor["path"]).name).exists()
+        assert np.array_equal(server.segment.arrays.regrets, store.arrays.regrets)
+        server.serve(protocol.encode_request(1, 40, 10, 0.0, None, flush=10), emit)
+        assert generations[-1] == 1
+    finally:
+        server.close()
+        writer.close()
+        rings.close()
+        allocator.close()
 
 
 @pytest.mark.parametrize("chunk", [ring.DRAIN_BYTES, 50, 7])
@@ -431,6 +490,26 @@ def test_strategy_held_across_batches_reaches_the_final_checkpoint(tmp_path, mon
     held = mass("held", num_workers=2, hold_strategy_seconds=1000.0)
     assert serial > 10 * 60_000                  # ~14 strategy updates an iteration
     assert abs(held / serial - 1) < 0.03, (held, serial)      # (sent every batch: 0.9%)
+
+
+def test_workers_follow_the_store_as_it_grows_during_a_run(tmp_path, monkeypatch):
+    """Leduc's store starts at 144 rows and doubles a few times in its first thousands of
+    iterations, while two workers each have two batches of 2,000 iterations in hand: their
+    records show them reading each new generation from their next flush (counted as the
+    executor's ``store_follows``), and the run ends complete, leaving no shared-memory file."""
+    from holdem import training
+    from holdem.runtime.backends import make_executor
+
+    monkeypatch.setenv("HOLDEM_SHM_DIR", str(tmp_path / "shm"))
+    (tmp_path / "shm").mkdir()
+    config = config_mod.with_overrides(config_mod.default_for_game("leduc"), train={
+        "iters": 20_000, "num_workers": 2, "batch_size": 2_000, "flush_iters": 100})
+    game = make_game(config)
+    executor = make_executor(game, config)
+    result = training.train(config, tmp_path / "run", progress=False, executor=executor)
+    assert result.iterations == 20_000
+    assert executor.stats["store_follows"] >= 2, executor.stats
+    assert not list((tmp_path / "shm").iterdir())
 
 
 # -- rings sized from the records -----------------------------------------------------------------

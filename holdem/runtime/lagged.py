@@ -21,9 +21,10 @@ this machine's timers: a seed gives the same figures on a quiet and on a loaded 
 ``delay`` more iterations (the simulator before the model; ``tools/bench_convergence.py
 --merge-delay``).
 
-Like the process executor, each worker holds up to ``PIPELINE`` batches and reads the store as
-it was when a batch was handed to it: after the store grows (new arrays), it reads the old ones,
-which merges no longer reach, until its next batch. Worker k starts k / W of worker 0's first
+Like the process executor, each worker holds up to ``PIPELINE`` batches; after the store grows
+(new arrays) it reads the new ones from its next flush on, as a worker process maps the new
+generation its ring names (with one delta per batch, as Ray's workers: from its next batch).
+Worker k starts k / W of worker 0's first
 flush late, so flushes finish evenly spread. Flush size, batch sizing (from the nominal rate),
 own-delta weight and held cold rows (:class:`holdem.delta.split.ColdRows`) are the process
 executor's; ``one_delta_per_batch`` flushes once per batch, as Ray's workers do.
@@ -120,7 +121,7 @@ class LaggedExecutor:
         self.ran = 0                            # iterations run by all simulated workers
         self.slices0 = 0                        # slices worker 0 has run
         self.stats = {"merged": 0, "iters": 0, "passes": 0, "delay": 0.0, "work": 0.0,
-                      "waits": 0, "waited": 0.0, "most_unmerged": 0}
+                      "waits": 0, "waited": 0.0, "most_unmerged": 0, "store_follows": 0}
         self._steps = 0                         # DCFR sweeps seen
         self._ran_iters, self._ran_seconds = 0, 0.0     # all flushes so far: nominal rate
 
@@ -165,7 +166,12 @@ class LaggedExecutor:
             flush = batch.n
         else:
             flush = self.flushes.batch(batch.n, self.view.store.num_infosets)
-        w.queue.append((batch, read_only_view(self.view.store.arrays), flush))
+        w.queue.append([batch, self._read(), flush])
+
+    def _read(self):
+        """(the store's arrays, a read-only view of them): what a worker reads."""
+        arrays = self.view.store.arrays
+        return arrays, read_only_view(arrays)
 
     def in_flight(self):
         return sum(w.outstanding for w in self.workers)
@@ -209,12 +215,17 @@ class LaggedExecutor:
 
     def _slice(self, w):
         index = self.workers.index(w)
-        batch, read, flush = w.queue[0]
         flush_n = self._flush_n(w)
         if w.flush_done == 0 and self.cap is not None and w.unmerged + flush_n > self.cap:
             w.waiting = True                # until merges bring it under the cap
             self.stats["waits"] += 1
             return []
+        if (w.flush_done == 0 and not self.one_delta_per_batch
+                and w.queue[0][1][0] is not self.view.store.arrays):
+            # The store grew: a worker process maps the new generation at its next flush.
+            w.queue[0][1] = self._read()
+            self.stats["store_follows"] += 1
+        batch, (_, read), flush = w.queue[0]
         if w.flush_done == 0:
             w.state = batch_rng_state(self.config.train.seed, batch.t0 + w.done)
             w.utility_sum, w.visits, w.seconds = 0.0, 0, 0.0

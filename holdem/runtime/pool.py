@@ -146,6 +146,11 @@ class Pool:
         """Before a merge pass: the store has had ``steps`` DCFR discount sweeps (nothing by
         default: the workers do not learn it, their records say -1 and are never scaled)."""
 
+    def store_grew(self, generation, capacities):
+        """After a merge pass that grew the store: its newest generation is ``generation``, of
+        ``capacities`` (rows, entries, table rows). Nothing by default: a worker maps it with
+        its next batch, whose request names it."""
+
     def store_log(self, steps):
         """A :class:`holdem.runtime.replica.StoreLog` of the store's changes (``steps``: the
         DCFR sweeps applied so far) for a pool that keeps copies of the store, which the
@@ -220,6 +225,11 @@ class ProcessPool(Pool):
     def sweeps(self, steps):
         if self.rings is not None:
             self.rings.sweeps(steps)
+
+    def store_grew(self, generation, capacities):
+        # In the rings, which a worker reads between two flushes (BatchServer._follow).
+        if self.rings is not None:
+            self.rings.store(generation, capacities)
 
     def _spawn(self, i):
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)

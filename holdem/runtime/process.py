@@ -163,6 +163,7 @@ class ProcessExecutor:
         self._woke_ns = 0               # when the last pool.wait returned
         self._pass_end_ns = 0           # when the last merge pass ended
         self._sweeps = None             # the DCFR sweeps last published to the workers
+        self._published = None          # the store generation last published to them
         self._waited = 0.0              # seconds blocked in pool.wait since the start
 
     # -- start -----------------------------------------------------------------------------
@@ -312,6 +313,7 @@ class ProcessExecutor:
         for i, why in trouble.items():
             self.restart(i, why)
         self._check_hung()
+        self._publish_growth()
         self._release_old_generations()
         self.pool.sync()                    # e.g. send the store's changes to the replicas
         self._pace()
@@ -414,6 +416,9 @@ class ProcessExecutor:
                 self.log.delta(arena.record(r), floor)
             if generations[r] > w.acked:
                 w.acked = generations[r]
+                if generations[r] > w.generation:   # mapped between two flushes (its ring)
+                    w.generation = generations[r]
+                    s["store_follows"] += 1
             w.busy_seconds += seconds[r]
             if seconds[r] > 0:
                 w.rate = n / seconds[r]
@@ -476,6 +481,17 @@ class ProcessExecutor:
             limit = self.tc.worker_timeout if w.ready else READY_TIMEOUT
             if (w.outstanding or not w.ready) and now - w.last_heard > limit:
                 self.restart(i, f"no answer for {now - w.last_heard:.1f} s")
+
+    def _publish_growth(self):
+        # A store that grew in this pass: the workers map the new generation at their next
+        # flush, not their next batch (two batches a worker: on 63 workers, hundreds of
+        # thousands of iterations that would read arrays no merge reaches any longer).
+        generation = self.allocator.generation
+        if generation != self._published and self.view is not None:
+            a = self.view.store.arrays
+            self.pool.store_grew(generation, (a.row_key.shape[0], a.regrets.shape[0],
+                                              a.table.shape[0]))
+            self._published = generation
 
     def _release_old_generations(self):
         # A generation's file may be unlinked once no worker can still be asked to map it:

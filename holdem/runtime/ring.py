@@ -16,7 +16,9 @@ and beside it how many of the worker's iterations it has merged (:meth:`Rings.me
 the worker reads to bound its unmerged iterations (:class:`holdem.runtime.worker.UnmergedGate`;
 when it must wait it sends a *wait* note, :func:`encode_wait`, and blocks on its pipe), and
 the DCFR discount sweeps the store has had (:meth:`Rings.sweeps`), which the worker writes into
-its records so that the main process can scale strategy updates made before later sweeps. A
+its records so that the main process can scale strategy updates made before later sweeps,
+and the store's newest generation (:meth:`Rings.store`), which a worker maps between two
+flushes instead of reading a store that merges no longer reach until its next batch. A
 record never wraps: one that does not fit before the ring's end starts at the next lap. A
 record that does not fit at all -- the ring is full because the main process is behind, or the
 record is larger than a quarter of the ring -- goes through the pipe as a frame, as Ray workers'
@@ -34,7 +36,9 @@ from holdem.runtime import frames, shm
 
 CONTROL = 64                     # bytes before each ring's data: int64 control words,
 READ_AT, MERGED_AT = 0, 1        # the read position and the worker's iterations merged,
-SWEEPS_AT = 2                    # and the DCFR sweeps the main store has had
+SWEEPS_AT = 2                    # and the DCFR sweeps the main store has had,
+STORE_AT = 3                     # its newest generation + 1 (0: none published) and
+CAPACITIES_AT = slice(4, 7)      # that generation's row, entry and table capacities
 DEFAULT_BYTES = 8 << 20          # each worker's ring, at least (ring_bytes_for)
 MAX_BYTES = 128 << 20            # and at most
 RECORDS_PER_RING = 4             # a record larger than this share of its ring takes the pipe
@@ -129,12 +133,23 @@ class Rings:
         for control in self._control:
             control[SWEEPS_AT] = steps
 
+    def store(self, generation, capacities):
+        """The store grew: its newest generation is ``generation``, of ``capacities`` (rows,
+        entries, table rows; :func:`holdem.store.store.array_specs`), in every ring. The
+        generation word is cleared while the capacities change and set after them; a worker
+        reads it on both sides of them and keeps what it has unless both agree
+        (:meth:`RingWriter.store`)."""
+        for control in self._control:
+            control[STORE_AT] = 0
+            control[CAPACITIES_AT] = capacities
+            control[STORE_AT] = int(generation) + 1
+
     def reset(self, ring):
         """Before a ring's worker is replaced: empty, nothing of it merged."""
         control = self._control[ring]
-        steps = int(control[SWEEPS_AT])
+        kept = control[SWEEPS_AT:].copy()
         control[:] = 0
-        control[SWEEPS_AT] = steps
+        control[SWEEPS_AT:] = kept
 
     def close(self):
         self._control = []
@@ -179,6 +194,17 @@ class RingWriter:
         """The DCFR discount sweeps the main store has had, as the main process last published
         them."""
         return int(self._control[SWEEPS_AT])
+
+    def store(self):
+        """(generation, (rows, entries, table rows)) of the store's newest generation, as the
+        main process last published it (:meth:`Rings.store`), or None: none published, or
+        it is being rewritten (read again at the next flush)."""
+        control = self._control
+        generation = int(control[STORE_AT])
+        capacities = tuple(int(c) for c in control[CAPACITIES_AT])
+        if generation == 0 or int(control[STORE_AT]) != generation:
+            return None
+        return generation - 1, capacities
 
     def close(self):
         self._control = self.data = None

@@ -232,6 +232,17 @@ def ring_path(directory, pid, run_id):
     return Path(directory) / f"holdem-{int(pid)}-{run_id}-r0.store"
 
 
+def sibling(descriptor, generation, specs):
+    """The descriptor of store generation ``generation`` (arrays ``specs``) of the allocator
+    whose segment ``descriptor`` is: how a worker finds a generation it was not sent."""
+    path = Path(descriptor["path"])
+    m = _NAME_RE.match(path.name)
+    if m is None or m.group(2) != "g":
+        raise ValueError(f"not a holdem segment of a store generation: {path}")
+    name = re.sub(r"-g\d+\.store$", f"-g{int(generation)}.store", path.name)
+    return layout_descriptor(path.with_name(name), specs)
+
+
 def relocate(descriptor, directory, pid, run_id):
     """``descriptor`` (a segment of the main process's store) moved to the allocator at this
     location: a replica of the store that grows at the same points has the same generations and

@@ -5,7 +5,8 @@ A worker is started once per run. It asks the kernel to kill it when the main pr
 (or loads) the kernels, then loops: block on its pipe for a request (a 1-second timeout lets it
 notice a dead parent where the kernel does not), run the batch's iterations in flushes (reading
 the shared store and writing a private delta buffer), and after each flush send its delta and
-clear the buffer.
+clear the buffer. Between two flushes it maps the store's newest generation if the store grew
+(its ring says so), so that the rest of a batch reads what is merged after the growth.
 Its per-flush cost is independent of how long training has run: the buffer only ever holds what
 the flush touched.
 """
@@ -23,13 +24,12 @@ from holdem import rng
 from holdem.delta import records
 from holdem.delta.split import ColdRows, DeltaSplitter, HeldStrategy
 from holdem.games import make_game
-from holdem.runtime import frames, protocol
+from holdem.runtime import frames, protocol, shm
 from holdem.runtime.flush import unmerged_cap
 from holdem.runtime.ring import RECORDS_PER_RING, RingWriter, encode_wait
-from holdem.runtime.shm import Segment
 from holdem.solver.solver import (make_params, make_workspace, run_kernel, strategy_discount,
                                   sweep_boundary)
-from holdem.store.store import RegretStore, read_only_view
+from holdem.store.store import RegretStore, array_specs, read_only_view
 
 _PARENT_CHECK_SECONDS = 1.0
 _PR_SET_PDEATHSIG = 1                   # prctl option (linux/prctl.h)
@@ -400,6 +400,11 @@ class BatchServer:
         self.segment = None
         self.generation = -1
         self._wanted = None             # a newer generation's message, not mapped yet
+        # () -> (generation, capacities) of the store's newest generation, or None (a worker
+        # process's ring publishes it; Ray actors: none): mapped between two flushes, so that
+        # a batch handed out before the store grew does not run on arrays merges no longer
+        # reach (worker_main).
+        self.newest = None
 
     def serve(self, request, emit=None):
         """Run one request (bytes): its batch in flushes of ``flush`` iterations, each flush's
@@ -425,6 +430,8 @@ class BatchServer:
             if gate is not None:
                 k = gate.size(k)
                 gate.admit(k)
+            if self.newest is not None:
+                self._follow()
             emit(self.runner.flush(self.segment.arrays, msg["id"], self.worker_index,
                                    self.generation, msg["t0"] + done, k, done + k == n,
                                    msg["elapsed"]))
@@ -433,13 +440,24 @@ class BatchServer:
             done += k
         return records
 
+    def _follow(self):
+        """Map the store's newest generation, if the main process published one newer than
+        the one read (a batch's later flushes then read it: regrets merged since the growth)."""
+        newest = self.newest()
+        if newest is None or newest[0] <= self.generation or self.segment is None:
+            return
+        generation, capacities = newest
+        self._wanted = {"generation": generation, "descriptor": shm.sibling(
+            self.segment.descriptor, generation, array_specs(*capacities))}
+        self._map()
+
     def _map(self):
         store = self._wanted
         descriptor = store["descriptor"]
         if self.relocate is not None:
             descriptor = self.relocate(descriptor)
         try:
-            segment = Segment(descriptor)
+            segment = shm.Segment(descriptor)
         except FileNotFoundError:
             if self.segment is None:
                 raise RuntimeError(f"worker {self.worker_index}: store segment "
@@ -484,6 +502,7 @@ def worker_main(conn, worker_index, config_dict, parent_pid, ring=None):
     writer = RingWriter(ring, worker_index) if ring is not None else None
     if writer is not None:
         server.runner.sweeps = writer.sweeps
+        server.newest = writer.store
         server.runner.record_room = writer.size // RECORDS_PER_RING
     gate = server.gate = UnmergedGate(unmerged_cap(config, config.train.num_workers), conn,
                                       merged=writer.merged if writer is not None else None,
