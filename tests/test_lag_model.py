@@ -171,9 +171,10 @@ def _mainloop(checkpoint, workers, rate, flush, seconds, batch):
     return figures
 
 
-def _modelled_delay(tmp_path, checkpoint, start, workers, rate, flush, batch, real, costs):
+def _modelled_delay(tmp_path, checkpoint, start, workers, flush, batch, real, costs):
     """The simulator's mean delay (iterations) for the run ``real`` measured, resumed from the
-    same checkpoint: its workers at the virtual workers' rate, its main process woken as that
+    same checkpoint: its workers at the rate the virtual workers offered (a loaded machine's
+    producer falls behind the one asked), its main process woken as that
     one was (the median wake-up) and slowed as much by the machine's load (its CPU over the
     wall time of the passes that merged the records, record by record), what a record and a
     pass cost ``costs``."""
@@ -183,8 +184,11 @@ def _modelled_delay(tmp_path, checkpoint, start, workers, rate, flush, batch, re
         "hold_strategy_seconds": 0.0, **QUIET})
     game = make_game(config)
     stretch = 100.0 / real["main CPU in the passes that merged a record, by record"]
+    # The rate the producer reached: on a loaded machine it falls short of the one asked.
+    offered = real["virtual workers' offered rate (each, while they had work and did not "
+                   "wait at the cap)"]
     costs = costs.with_changes(
-        visit=1.0 / (rate * real["visits per iteration"]), flush=0.0, encode_byte=0.0,
+        visit=1.0 / (offered * real["visits per iteration"]), flush=0.0, encode_byte=0.0,
         wake=1e-3 * real["main waking, median (ms)"]).main_scaled(stretch)
     sim = LaggedExecutor(game, config, workers, flush=flush, costs=costs, pace=False)
     train(config, tmp_path / f"sim{workers}", resume_from=checkpoint, progress=False,
@@ -222,8 +226,8 @@ def test_the_modelled_delay_at_15_and_63_workers_matches_the_real_main_loop(tmp_
     costs = costs_for(make_game(config))
     for workers, rate, flush, batch in ((15, 60_000, 250, 2_000), (63, 16_400, 50, 500)):
         real = _mainloop(checkpoint, workers, rate, flush, 12, batch)
-        modelled = _modelled_delay(tmp_path, checkpoint, start, workers, rate, flush, batch,
-                                   real, costs)
+        modelled = _modelled_delay(tmp_path, checkpoint, start, workers, flush, batch, real,
+                                   costs)
         ratio = modelled / real["delay iterations"]
         assert 1 / 1.5 <= ratio <= 1.5, (workers, modelled, real)
 

@@ -25,8 +25,9 @@ while this machine runs one producer and the main process.
    from the workers' start to the last merge pass.
 
 Printed, one ``name: value`` per line: the records' bytes and rows; the worker's CPU per
-iteration; the rate the virtual workers reached (the producer may fall short: compare it with
-``--worker-rate``); the main process's CPU per record, per merged iteration and per row merged;
+iteration; the rate the virtual workers' records were merged at, and the rate they offered
+while they had work and were not waiting at the cap (a loaded machine's producer falls short
+of ``--worker-rate``: the lag simulator's check takes this one); the main process's CPU per record, per merged iteration and per row merged;
 its busy share (CPU over wall time: above 100% with merge threads) and its CPU over the wall
 time it did not wait for the workers (below 100%: it waited for a core, the machine's load);
 the same over the merge passes, each counted once per record it merged (the slowdown a record
@@ -62,6 +63,7 @@ workers as much slower per core; docs/parallel.md#the-lag-simulators-clock).
 """
 
 import collections
+import json
 import select
 import statistics
 import sys
@@ -91,6 +93,7 @@ from holdem.runtime.ring import (RECORDS_PER_RING, Inbox, RingWriter, Rings, enc
 from holdem.runtime.worker import BatchRunner, record_bytes_at
 from holdem.store.store import read_only_view
 
+OFFERED = "offered.json"        # the producer's figures, beside the records
 QUIET = {"snapshot_interval": 1e9, "eval_baseline": None,
          "eval_lbr": None, "tensorboard": False}
 
@@ -174,7 +177,8 @@ def worker_cpu_per_iteration(game, config, store, t0, flush):
 
 # -- the virtual workers ------------------------------------------------------------------------
 class _Virtual:
-    __slots__ = ("queue", "done", "generation", "sent", "known", "blocked", "due", "next")
+    __slots__ = ("queue", "done", "generation", "sent", "known", "blocked", "due", "next",
+                 "free_since", "free")
 
     def __init__(self):
         self.queue = collections.deque()        # [id, t0, n, flush] handed to it, in order
@@ -184,6 +188,19 @@ class _Virtual:
         self.blocked = False                    # waiting for a go
         self.due = 0.0                          # when its next record is made
         self.next = 0                           # the recorded record it sends next
+        self.free_since = None                  # since when it has work and is not waiting
+        self.free = 0.0                         # seconds it had work and was not waiting
+
+    def pause(self, now):
+        """It stops sending: waiting at the cap, or out of batches."""
+        if self.free_since is not None:
+            self.free += now - self.free_since
+            self.free_since = None
+
+    def resume(self, now):
+        """It may send again: a go, or a batch."""
+        if self.free_since is None and self.queue and not self.blocked:
+            self.free_since = now
 
 
 def producer(conns, ring, records_path, rate, cap, per_batch):
@@ -191,10 +208,24 @@ def producer(conns, ring, records_path, rate, cap, per_batch):
     writing into ring ``i`` of the segment ``ring`` and answering on ``conns[i]``; each replays
     the records in the order recorded, worker i starting i / N of the way in (at a batch's
     start, ``per_batch`` records a batch), so that their held strategy goes out at different
-    times, as real workers' does."""
+    times, as real workers' does. When the run stops it writes, beside ``records_path``, the
+    iterations the virtual workers sent and the seconds they could send (had work and were
+    not waiting at the cap): a producer that falls behind (a loaded machine) offers less than
+    ``rate``."""
+    workers = [_Virtual() for _ in conns]
+    try:
+        _produce(conns, ring, records_path, rate, cap, per_batch, workers)
+    finally:
+        now = time.monotonic()
+        for w in workers:
+            w.pause(now)
+        Path(records_path).with_name(OFFERED).write_text(json.dumps(
+            {"sent": sum(w.sent for w in workers), "free_seconds": sum(w.free for w in workers)}))
+
+
+def _produce(conns, ring, records_path, rate, cap, per_batch, workers):
     payloads = msgpack.unpackb(Path(records_path).read_bytes())
     writers = [RingWriter(ring, i) for i in range(len(conns))]
-    workers = [_Virtual() for _ in conns]
     batches = max(1, len(payloads) // per_batch)
     for i, w in enumerate(workers):
         w.next = i * batches // len(workers) * per_batch
@@ -222,6 +253,7 @@ def producer(conns, ring, records_path, rate, cap, per_batch):
                 w.known = max(w.known, msg["merged"])
                 w.blocked = False
                 w.due = max(w.due, now)
+                w.resume(now)
                 continue
             if msg.get("store"):
                 w.generation = msg["store"]["generation"]
@@ -233,6 +265,7 @@ def producer(conns, ring, records_path, rate, cap, per_batch):
                     # once every flush.
                     w.due += i / len(workers) * min(msg["flush"], msg["n"]) * spacing
             w.queue.append([msg["id"], msg["t0"], msg["n"], msg["flush"]])
+            w.resume(now)
         now = time.monotonic()
         for i, w in enumerate(workers):
             while w.queue and not w.blocked and w.due <= now:
@@ -248,6 +281,7 @@ def _emit(i, w, conn, writer, payloads, cap, spacing):
         w.known = max(w.known, writer.merged())
     if need > w.known:
         w.blocked = True
+        w.pause(time.monotonic())
         frames.send(conn.fileno(), encode_wait(need, time.monotonic_ns()))
         return
     last = w.done + k == n
@@ -261,6 +295,8 @@ def _emit(i, w, conn, writer, payloads, cap, spacing):
     if last:
         w.queue.popleft()
         w.done = 0
+        if not w.queue:
+            w.pause(time.monotonic())
     w.due += k * spacing
 
 
@@ -464,6 +500,8 @@ def main(argv=None):
             f"{args.seconds:g} s")
         training.train(config, tmp / "run", resume_from=path, progress=False,
                        executor=executor)
+        offered = tmp / OFFERED
+        offered = json.loads(offered.read_text()) if offered.exists() else None
     s = executor.stats
     cpu, wall = executor.last[0] - executor.report.cpu_start, executor.last[1] - executor._run_start
     # Wall time not spent waiting for the workers: working, or waiting for a core.
@@ -479,6 +517,9 @@ def main(argv=None):
     print(f"worker CPU per iteration (us): {1e6 * worker_cpu:.2f}")
     print(f"virtual workers: {args.workers} at {rate:,.0f} iterations/s each asked, "
           f"{iters / wall / args.workers:,.0f} merged")
+    print("virtual workers' offered rate (each, while they had work and did not wait at the "
+          "cap): " + (f"{offered['sent'] / offered['free_seconds']:,.0f} "
+                      "iterations/s" if offered and offered["free_seconds"] > 0 else "n/a"))
     print(f"merge threads: {merge_threads(config, args.workers)}")
     print(f"main CPU per record (us): {1e6 * cpu / merged:.1f}")
     print(f"main CPU per merged iteration (us): {1e6 * cpu / iters:.3f}")
