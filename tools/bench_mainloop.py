@@ -27,7 +27,8 @@ while this machine runs one producer and the main process.
 Printed, one ``name: value`` per line: the records' bytes and rows; the worker's CPU per
 iteration; the rate the virtual workers' records were merged at, and the rate they offered
 while they had work and were not waiting at the cap (a loaded machine's producer falls short
-of ``--worker-rate``: the lag simulator's check takes this one); the main process's CPU per record, per merged iteration and per row merged;
+of ``--worker-rate``: the lag simulator's check takes this one); the main process's CPU per
+record, per merged iteration and per row merged;
 its busy share (CPU over wall time: above 100% with merge threads) and its CPU over the wall
 time it did not wait for the workers (below 100%: it waited for a core, the machine's load);
 the same over the merge passes, each counted once per record it merged (the slowdown a record
