@@ -44,6 +44,7 @@ def test_a_pass_takes_what_arrived_before_it_starts_and_merges_at_its_end():
     [(end, recs)] = main.advance(1.0)
     assert end == pytest.approx(0.017 + 0.002 + 0.0015) and [w for _, w, _ in recs] == [2]
     assert main.busy == pytest.approx(0.006 + 0.0035)
+    assert main.merging == pytest.approx(0.004 + 0.0015)       # the records' part of it
     assert main.advance(2.0) == [] and main.next_event() == float("inf")
 
 
@@ -85,6 +86,12 @@ def test_the_flush_pacer_sizes_flushes_from_the_main_process_load():
     pair.observe(0.0, 0.0, 1, 10_000, 0.1)
     pair.observe(1.0, 0.9, 101, 12_000, 0.6)
     assert pair.flush(700, 10_000) == 700                          # two workers' own rule
+    # Given the passes' merge seconds (their work on the records), it paces on those, not on
+    # the busy seconds that count each pass's fixed cost: 0.3 s of the 0.9 merged 100 records.
+    merging = FlushPacer(config, 4)
+    merging.observe(0.0, 0.0, 1, 10_000, 0.1, 0.0)
+    merging.observe(1.0, 0.9, 101, 12_000, 0.6, 0.3)
+    assert merging.floor == int(rate * 0.3 / 100 / MAIN_BUSY_TARGET) == 96
 
 
 def _spin(stop):

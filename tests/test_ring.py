@@ -466,6 +466,40 @@ def test_a_slow_main_process_holds_workers_to_the_cap_and_counts_their_waits(
     assert max(x["train/unmerged_iters_max"] for x in scalars) <= 300
 
 
+def test_the_flush_pacer_grows_flushes_for_the_records_cost_not_for_a_pass_fixed_cost(
+        tmp_path, monkeypatch):
+    """Three Leduc workers (flushes of 350 iterations) beside a main process that spends 3 ms
+    more in each pass: where the time goes to merging the records (merge_pass), the pacer
+    raises their flushes (far above 350); where it goes to the loop around the merge -- the
+    pass's fixed cost, which more records a pass would share -- it leaves them as they are."""
+    from holdem import training
+    from holdem.runtime import backends, process
+
+    monkeypatch.setenv("HOLDEM_SHM_DIR", str(tmp_path / "shm"))
+    (tmp_path / "shm").mkdir()
+    config = config_mod.with_overrides(config_mod.default_for_game("leduc"),
+                                       train={"iters": 150_000, "num_workers": 3})
+    game = make_game(config)
+
+    def slowed(name):
+        executor = process.ProcessExecutor(game, config, 3, make_pool=backends.make_pool)
+        if name == "records":
+            merge_pass = process.merge_pass
+            monkeypatch.setattr(process, "merge_pass", lambda *a, **k: (
+                time.sleep(0.003), merge_pass(*a, **k))[1])
+        else:
+            check = executor._check_hung
+            monkeypatch.setattr(executor, "_check_hung", lambda: (time.sleep(0.003), check()))
+        training.train(config, tmp_path / name, progress=False, executor=executor)
+        monkeypatch.undo()
+        monkeypatch.setenv("HOLDEM_SHM_DIR", str(tmp_path / "shm"))
+        return executor.flushes.pacer.highest
+
+    assert flush_iterations(config, 3) == 350
+    records, fixed = slowed("records"), slowed("pass")
+    assert records > 1_000 and fixed < 350, (records, fixed)
+
+
 def test_strategy_held_across_batches_reaches_the_final_checkpoint(tmp_path, monkeypatch):
     """Workers holding their strategy updates across batches for longer than the run
     (train.hold_strategy_seconds 1000) send them with their last batch, which finds no request

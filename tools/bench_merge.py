@@ -38,7 +38,9 @@ workers flushing every ``--flush`` iterations (``train_blueprint --num-workers 2
 the main process's CPU time by the records it merged. ``live ms/record`` is that, ``live workers
 served`` the workers of ``--worker-rate`` whose records at this flush would take a whole core
 of it, and ``live paced flush`` the flush at which ``--workers`` workers' records take half of
-it: where the flush pacer (:class:`holdem.runtime.flush.FlushPacer`) puts it. The last line is
+it, all of its work counted: above where the flush pacer
+(:class:`holdem.runtime.flush.FlushPacer`) puts it, which counts only the merge passes' work on
+the records (not a pass's fixed cost, which more records a pass share). The last line is
 ``merge capacity: N iterations/s (T threads)``.
 
     python tools/bench_merge.py --game leduc --warm-seconds 5        # about 15 s

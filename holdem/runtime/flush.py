@@ -60,10 +60,11 @@ def pair_flush(flush, n, num_infosets):
     return max(1, min(n, PAIR_MAX_FLUSH, max(LAG_ITERATIONS, int(num_infosets))))
 
 
-# The share of the main process's time that merging records may take before flushes grow
-# (:class:`FlushPacer`): 15 workers flushing every 50 iterations of hunl_default sent 5,000
-# records a second, the main process fell behind, and a flush waited 41,785 iterations for its
-# merge where the lag rule assumes a few hundred (docs/parallel.md, 16-core machine).
+# The share of the main process's time that merging records (the merge passes' work on them,
+# not the passes' fixed cost) may take before flushes grow (:class:`FlushPacer`): 15 workers
+# flushing every 50 iterations of hunl_default sent 5,000 records a second, the main process
+# fell behind, and a flush waited 41,785 iterations for its merge where the lag rule assumes a
+# few hundred (docs/parallel.md, 16-core machine).
 MAIN_BUSY_TARGET = 0.5
 PACE_WINDOW_SECONDS = 0.01
 PACE_WINDOW_RECORDS = 8
@@ -77,12 +78,21 @@ class FlushPacer:
     """Raises the workers' flush when the main process cannot keep up with their records.
 
     :meth:`observe` takes cumulative counts after each merge pass: the main process's busy
-    seconds, the records it merged, their iterations and their workers' traversal seconds.
-    Every window of PACE_WINDOW_SECONDS and PACE_WINDOW_RECORDS records it sets :attr:`floor`,
-    the flush at which the workers' records would take MAIN_BUSY_TARGET of the main process:
-    the W workers' rate (W times the window's iterations over their traversal seconds -- what
-    they run, not what a main process that is behind merges) times the busy seconds per
-    record (PRIOR_RECORD_SECONDS before the first window), over the target. :meth:`flush`
+    seconds, the records it merged, their iterations, their workers' traversal seconds and the
+    seconds the passes spent on the records themselves (the merge work, which grows with the
+    records a pass holds; a pass's fixed cost -- waking, reading the pipes, the loop around
+    it -- does not). Every window of PACE_WINDOW_SECONDS and PACE_WINDOW_RECORDS records it
+    sets :attr:`floor`, the flush at which merging the workers' records would take
+    MAIN_BUSY_TARGET of the main process: the W workers' rate (W times the window's
+    iterations over their traversal seconds -- what they run, not what a main process that is
+    behind merges) times the merge seconds per record (PRIOR_RECORD_SECONDS before the first
+    window; the busy seconds where no merge seconds are given), over the target. A main
+    process whose records take half its time keeps up whatever its fixed cost per pass: the
+    busier it is, the more records each pass takes, and a pass lasts at most twice its fixed
+    cost. (Pacing on the busy seconds, which count the fixed cost, raised the floor as the
+    flushes it set cut the records a pass took: in the lag simulator 63 workers were paced
+    to about 197 iterations, and lost -53.9 mbb/hand against in-process where unpaced flushes
+    of 64 lost nothing, the main process 98% busy; docs/parallel.md.) :meth:`flush`
     applies the floor to a flush the rules above chose. The executors' clocks differ (the
     process executor's is the wall clock, the lag simulator's its model's); the rule is the
     same. A flush set in the config (``train.flush_iters``) is not paced, nor are one or two
@@ -97,23 +107,24 @@ class FlushPacer:
         self.highest = 0
         self._last = None               # the counts at the window's start
 
-    def observe(self, now, busy, records, iterations, work_seconds):
+    def observe(self, now, busy, records, iterations, work_seconds, merging=None):
         if not self.active:
             return
+        cost = busy if merging is None else merging
         last = self._last
         if last is None or work_seconds <= last[4]:
             if last is None and work_seconds > 0:
                 rate = self.num_workers * iterations / work_seconds
                 self.floor = int(rate * PRIOR_RECORD_SECONDS / MAIN_BUSY_TARGET)
-                self._last = (now, busy, records, iterations, work_seconds)
+                self._last = (now, cost, records, iterations, work_seconds)
             return
-        t0, b0, r0, i0, w0 = last
+        t0, c0, r0, i0, w0 = last
         if now - t0 < PACE_WINDOW_SECONDS or records - r0 < PACE_WINDOW_RECORDS:
             return
         rate = self.num_workers * (iterations - i0) / (work_seconds - w0)
-        self.floor = int(rate * (busy - b0) / (records - r0) / MAIN_BUSY_TARGET)
+        self.floor = int(rate * (cost - c0) / (records - r0) / MAIN_BUSY_TARGET)
         self.highest = max(self.highest, self.floor)
-        self._last = (now, busy, records, iterations, work_seconds)
+        self._last = (now, cost, records, iterations, work_seconds)
 
     def flush(self, flush, n):
         """``flush`` (of a batch of ``n`` iterations; None: one delta per batch), paced."""
@@ -189,9 +200,9 @@ class FlushPolicy:
         (None: one delta for the batch)."""
         return self.pacer.flush(pair_flush(self.flush, n, num_infosets), n)
 
-    def observe(self, now, busy, records, iterations, work_seconds):
+    def observe(self, now, busy, records, iterations, work_seconds, merging=None):
         """After a merge pass, the main process's load (:meth:`FlushPacer.observe`)."""
-        self.pacer.observe(now, busy, records, iterations, work_seconds)
+        self.pacer.observe(now, busy, records, iterations, work_seconds, merging)
 
     def text(self):
         """How the workers flush, for the run's start message."""

@@ -128,6 +128,8 @@ class MainProcess:
         self.pass_end = None        # the running pass's end, or None
         self.pass_records = []
         self.busy = 0.0             # seconds of finished passes and of pauses
+        self.merging = 0.0          # of that, the finished passes' records (not pass_)
+        self.pass_merging = 0.0     # the running pass's
         self.pass_start = 0.0
         self._seq = 0
 
@@ -164,6 +166,7 @@ class MainProcess:
                     break
                 done.append((self.pass_end, self.pass_records))
                 self.busy += self.pass_end - self.pass_start
+                self.merging += self.pass_merging
                 self.free = self.clock = self.pass_end
                 self.pass_end, self.pass_records = None, []
                 continue
@@ -174,8 +177,8 @@ class MainProcess:
                 break
             k = bisect.bisect_right(self.arrived, (start, float("inf")))
             taken, self.arrived = self.arrived[:k], self.arrived[k:]
-            cost = (self.share * self.costs.pass_
-                    + sum(self.record_cost(len(r[3])) for r in taken))
-            self.pass_start, self.pass_end = start, start + cost
+            self.pass_merging = sum(self.record_cost(len(r[3])) for r in taken)
+            self.pass_start = start
+            self.pass_end = start + self.share * self.costs.pass_ + self.pass_merging
             self.pass_records = [(t, w, r) for t, _, w, r in taken]
         return done

@@ -24,7 +24,7 @@ class MergeReport:
                       "delta_iters": 0, "visits": 0, "restarts": 0, "delay_seconds": 0.0,
                       "work_seconds": 0.0, "wake_seconds": 0.0, "wakes": 0,
                       "unmerged_waits": 0, "unmerged_wait_seconds": 0.0, "piped": 0,
-                      "store_follows": 0}
+                      "store_follows": 0, "merge_pass_seconds": 0.0}
         # The most iterations of one worker's records one pass merged: all were unmerged at
         # once, so this is a measured lower bound of a worker's unmerged iterations (the cap,
         # unmerged_cap, is the upper one). Run-long and per TensorBoard window.

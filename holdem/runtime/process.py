@@ -339,13 +339,15 @@ class ProcessExecutor:
     def _pace(self):
         """Let the flush pacer see the main process's load: the wall time since the workers
         started, less the time blocked waiting for them, is what the loop around the merges
-        (sweeps, snapshots, evaluations included) kept this process busy."""
+        (sweeps, snapshots, evaluations included) kept this process busy; of it, the merge
+        passes' own (merge_pass: the part that grows with the records) is what it paces on."""
         if self.report.window_start is None:
             return
         now = time.perf_counter()
         busy = now - self._run_start - (self._waited - self._waited_start)
         s = self.stats
-        self.flushes.observe(now, busy, s["merges"], s["delta_iters"], s["work_seconds"])
+        self.flushes.observe(now, busy, s["merges"], s["delta_iters"], s["work_seconds"],
+                             s["merge_pass_seconds"])
 
     def _ready_messages(self, trouble):
         """Frames of workers that are not ready yet are their ready messages."""
@@ -389,9 +391,11 @@ class ProcessExecutor:
         start = time.perf_counter()
         head = arena.columns()
         self._sort_frames(arena, head, trouble)
+        merging = time.perf_counter()
         codes, floor = merge_pass(self.view, self.merger, arena, self.scratch)
-        now_ns = time.monotonic_ns()
         s = self.stats
+        s["merge_pass_seconds"] += time.perf_counter() - merging
+        now_ns = time.monotonic_ns()
         if codes.any():                     # some record was skipped or rejected
             ok = codes == records.OK
             for r in np.flatnonzero((codes != records.OK)
