@@ -207,10 +207,11 @@ def _modelled_delay(tmp_path, checkpoint, start, workers, flush, batch, real, co
 def test_the_modelled_delay_at_15_and_63_workers_matches_the_real_main_loop(tmp_path):
     """tools/bench_mainloop.py drives the real main loop (executor, rings, merge passes, one
     merge thread) with 15 and then 63 virtual ``hunl_default`` workers replaying real records;
-    the simulator, resumed from the same checkpoint with its workers at the virtual ones' rate,
-    gives a mean flush-to-merge delay (in iterations) within 1.5x of the measured one. What
-    the model takes from the run is what the machine's load sets: the main process's wake-up
-    and the share of a core it got in its passes. What a record and a pass cost is the
+    the simulator, resumed from the same checkpoint with its workers at the rate the virtual
+    ones offered, gives a mean flush-to-merge delay (in iterations) within 1.5x of the
+    measured one. What the model takes from the run is what the machine's load sets: the
+    rate the producer reached, the main process's wake-up and the share of a core it got in
+    its passes. What a record and a pass cost is the
     model's (Costs, calibrated on this machine).
 
     Both runs ask more than one core can merge (15 workers at 60,000 iterations/s with
