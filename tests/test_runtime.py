@@ -145,10 +145,10 @@ class Run:
         found = PROGRESS_RE.findall(self.stderr)
         return int(found[-1].replace(",", "")) if found else 0
 
-    def wait_training(self, timeout=60, workers=2):
-        """Wait until ``workers`` workers run and progress shows merged iterations."""
+    def wait_training(self, timeout=60, workers=2, iterations=1):
+        """Wait until ``workers`` workers run and progress shows ``iterations`` merged."""
         ok = self.wait_until(lambda: len(self.poll_children()) >= workers
-                             and self.iterations_so_far() > 0, timeout)
+                             and self.iterations_so_far() >= iterations, timeout)
         assert ok, f"training did not start (exit {self.proc.poll()}):\n{self.stderr}"
 
     def finish(self, timeout=120):
