@@ -501,8 +501,8 @@ def main(argv=None):
             f"{args.seconds:g} s")
         training.train(config, tmp / "run", resume_from=path, progress=False,
                        executor=executor)
-        offered = tmp / OFFERED
-        offered = json.loads(offered.read_text()) if offered.exists() else None
+        figures = tmp / OFFERED
+        offered = json.loads(figures.read_text()) if figures.exists() else None
     s = executor.stats
     cpu, wall = executor.last[0] - executor.report.cpu_start, executor.last[1] - executor._run_start
     # Wall time not spent waiting for the workers: working, or waiting for a core.

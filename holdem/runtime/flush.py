@@ -77,22 +77,21 @@ PRIOR_RECORD_SECONDS = 100e-6
 class FlushPacer:
     """Raises the workers' flush when the main process cannot keep up with their records.
 
-    :meth:`observe` takes cumulative counts after each merge pass: the main process's busy
-    seconds, the records it merged, their iterations, their workers' traversal seconds and the
-    seconds the passes spent on the records themselves (the merge work, which grows with the
-    records a pass holds; a pass's fixed cost -- waking, reading the pipes, the loop around
-    it -- does not). Every window of PACE_WINDOW_SECONDS and PACE_WINDOW_RECORDS records it
-    sets :attr:`floor`, the flush at which merging the workers' records would take
-    MAIN_BUSY_TARGET of the main process: the W workers' rate (W times the window's
-    iterations over their traversal seconds -- what they run, not what a main process that is
-    behind merges) times the merge seconds per record (PRIOR_RECORD_SECONDS before the first
-    window; the busy seconds where no merge seconds are given), over the target. A main
-    process whose records take half its time keeps up whatever its fixed cost per pass: the
-    busier it is, the more records each pass takes, and a pass lasts at most twice its fixed
-    cost. (Pacing on the busy seconds, which count the fixed cost, raised the floor as the
-    flushes it set cut the records a pass took: in the lag simulator 63 workers were paced
-    to about 197 iterations, and lost -53.9 mbb/hand against in-process where unpaced flushes
-    of 64 lost nothing, the main process 98% busy; docs/parallel.md.) :meth:`flush`
+    :meth:`observe` takes cumulative counts after each merge pass: the seconds the passes spent
+    on the records themselves (the merge work, which grows with the records a pass holds; a
+    pass's fixed cost -- waking, reading the pipes, the loop around it -- does not), the
+    records merged, their iterations and their workers' traversal seconds. Every window of
+    PACE_WINDOW_SECONDS and PACE_WINDOW_RECORDS records it sets :attr:`floor`, the flush at
+    which merging the workers' records would take MAIN_BUSY_TARGET of the main process: the W
+    workers' rate (W times the window's iterations over their traversal seconds -- what they
+    run, not what a main process that is behind merges) times the merge seconds per record
+    (PRIOR_RECORD_SECONDS before the first window), over the target. A main process whose
+    records take half its time keeps up whatever its fixed cost per pass: the busier it is,
+    the more records each pass takes, and a pass lasts at most twice its fixed cost. (Pacing
+    on the busy seconds, which count the fixed cost, raised the floor as the flushes it set
+    cut the records a pass took: in the lag simulator 63 workers were paced to about 197
+    iterations, and lost -53.9 mbb/hand against in-process where unpaced flushes of 64 lost
+    nothing, the main process 98% busy; docs/parallel.md.) :meth:`flush`
     applies the floor to a flush the rules above chose. The executors' clocks differ (the
     process executor's is the wall clock, the lag simulator's its model's); the rule is the
     same. A flush set in the config (``train.flush_iters``) is not paced, nor are one or two
@@ -107,24 +106,23 @@ class FlushPacer:
         self.highest = 0
         self._last = None               # the counts at the window's start
 
-    def observe(self, now, busy, records, iterations, work_seconds, merging=None):
+    def observe(self, now, merging, records, iterations, work_seconds):
         if not self.active:
             return
-        cost = busy if merging is None else merging
         last = self._last
         if last is None or work_seconds <= last[4]:
             if last is None and work_seconds > 0:
                 rate = self.num_workers * iterations / work_seconds
                 self.floor = int(rate * PRIOR_RECORD_SECONDS / MAIN_BUSY_TARGET)
-                self._last = (now, cost, records, iterations, work_seconds)
+                self._last = (now, merging, records, iterations, work_seconds)
             return
-        t0, c0, r0, i0, w0 = last
+        t0, m0, r0, i0, w0 = last
         if now - t0 < PACE_WINDOW_SECONDS or records - r0 < PACE_WINDOW_RECORDS:
             return
         rate = self.num_workers * (iterations - i0) / (work_seconds - w0)
-        self.floor = int(rate * (cost - c0) / (records - r0) / MAIN_BUSY_TARGET)
+        self.floor = int(rate * (merging - m0) / (records - r0) / MAIN_BUSY_TARGET)
         self.highest = max(self.highest, self.floor)
-        self._last = (now, cost, records, iterations, work_seconds)
+        self._last = (now, merging, records, iterations, work_seconds)
 
     def flush(self, flush, n):
         """``flush`` (of a batch of ``n`` iterations; None: one delta per batch), paced."""
@@ -200,9 +198,9 @@ class FlushPolicy:
         (None: one delta for the batch)."""
         return self.pacer.flush(pair_flush(self.flush, n, num_infosets), n)
 
-    def observe(self, now, busy, records, iterations, work_seconds, merging=None):
+    def observe(self, now, merging, records, iterations, work_seconds):
         """After a merge pass, the main process's load (:meth:`FlushPacer.observe`)."""
-        self.pacer.observe(now, busy, records, iterations, work_seconds, merging)
+        self.pacer.observe(now, merging, records, iterations, work_seconds)
 
     def text(self):
         """How the workers flush, for the run's start message."""

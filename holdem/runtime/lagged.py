@@ -322,8 +322,7 @@ class LaggedExecutor:
         s = self.stats
         for end, recs in passes:
             out += self._merge_records(recs, end)
-            self.flushes.observe(end, self.main.busy, s["merged"], s["iters"], s["work"],
-                                 self.main.merging)
+            self.flushes.observe(end, self.main.merging, s["merged"], s["iters"], s["work"])
         return out
 
     def _merge_due(self, everything=False):

@@ -337,17 +337,13 @@ class ProcessExecutor:
                 pass                        # its sentinel fires next: restarted then
 
     def _pace(self):
-        """Let the flush pacer see the main process's load: the wall time since the workers
-        started, less the time blocked waiting for them, is what the loop around the merges
-        (sweeps, snapshots, evaluations included) kept this process busy; of it, the merge
-        passes' own (merge_pass: the part that grows with the records) is what it paces on."""
+        """Let the flush pacer see the main process's load: the time its merge passes spent
+        on the records (merge_pass: the part that grows with them)."""
         if self.report.window_start is None:
             return
-        now = time.perf_counter()
-        busy = now - self._run_start - (self._waited - self._waited_start)
         s = self.stats
-        self.flushes.observe(now, busy, s["merges"], s["delta_iters"], s["work_seconds"],
-                             s["merge_pass_seconds"])
+        self.flushes.observe(time.perf_counter(), s["merge_pass_seconds"], s["merges"],
+                             s["delta_iters"], s["work_seconds"])
 
     def _ready_messages(self, trouble):
         """Frames of workers that are not ready yet are their ready messages."""
