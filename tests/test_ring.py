@@ -506,8 +506,9 @@ def test_the_flush_pacer_grows_flushes_for_the_records_cost_not_for_a_pass_fixed
 def test_strategy_held_across_batches_reaches_the_final_checkpoint(tmp_path, monkeypatch):
     """Workers holding their strategy updates across batches for longer than the run
     (train.hold_strategy_seconds 1000) send them with their last batch, which finds no request
-    waiting: the final checkpoint's strategy sums weigh what an in-process run's do. (Unweighted,
-    each strategy update adds 1 to its row's sums: a worker's lost hold would take thousands.)"""
+    waiting: the final checkpoint's strategy sums weigh what an in-process run's do, within
+    what runs differ by. (Unweighted, each strategy update adds 1 to its row's sums: a
+    worker's lost hold would take thousands.)"""
     from holdem import checkpoint as ckpt
     from holdem import training
 
@@ -526,7 +527,9 @@ def test_strategy_held_across_batches_reaches_the_final_checkpoint(tmp_path, mon
     serial = mass("serial")
     held = mass("held", num_workers=2, hold_strategy_seconds=1000.0)
     assert serial > 10 * 60_000                  # ~14 strategy updates an iteration
-    assert abs(held / serial - 1) < 0.03, (held, serial)      # (sent every batch: 0.9%)
+    # Runs differ (2 workers' sampling follows what is merged when): 0.970-1.034 in four runs
+    # on 2026-11-29. A worker's lost hold would lose about half the mass, none sent 99%.
+    assert abs(held / serial - 1) < 0.10, (held, serial)
 
 
 def test_workers_follow_the_store_as_it_grows_during_a_run(tmp_path, monkeypatch):
