@@ -15,6 +15,9 @@ serial ones) without the main process paying Python work per delta:
 4. add the records that passed every check (:func:`~holdem.delta.record_kernels.add_records`,
    one writer per row), then insert their new rows by key (which may grow the store).
 
+A pass small enough for one thread (most: :data:`INLINE_ROWS`) does 3 and 4 in one kernel call,
+record after record (:func:`~holdem.delta.record_kernels.check_add_records`).
+
 A record that fails a check is not merged at all; the caller learns which from the returned
 codes. The regret floor is the one in force for the pass. A store replica merges the same
 records in the same order with the same floors, so it stays the main store bit for bit
@@ -30,7 +33,7 @@ from holdem.delta import shard_kernels as dk
 from holdem.delta.records import OK, RecordArena, RecordError, status_reason
 
 BAD_KEYS = -21                   # new rows that are not infosets of the game
-AFTER_FAILURE = -22              # a later record of a source whose record failed
+AFTER_FAILURE = rk.AFTER_FAILURE  # a later record of a source whose record failed
 _REASONS = {dk.BAD_RANGE: "an offset outside the store's entries",
             dk.BAD_ROW: "an offset that is not the start of a row",
             dk.BAD_SHARD: "a row in the wrong shard",
@@ -139,9 +142,41 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
     ranges = merger.ranges_for(rows)
     num_actions, status = scratch.arrays(rows, len(ranges), arena.count)
     _, u32, f32, i64, _ = arena.views()
+    arrays = store.arrays
+    floor = -np.inf if regret_floor is None else float(regret_floor)
+    scales = (np.ones(arena.count) if dcfr is None
+              else dcfr.strategy_scales(table[:, rk.F_SWEEPS]))
+    if len(ranges) == 1:
+        # One thread: check and add record after record in one kernel call.
+        sources = _source_ids(arena.sources) if by_source else _NO_SOURCES
+        rk.check_add_records(arrays, u32, f32, i64, table, codes, sources, by_source,
+                             num_actions, floor, scales)
+        merge = codes == OK
+    else:
+        merge = _check_then_add(arena, table, codes, merger, arrays, u32, f32, i64, rows,
+                                ranges, num_actions, status, by_source, floor, scales)
+    insert = merge & has_new
+    if insert.any():
+        if new_rows is None or not np.array_equal(insert, checked_new):
+            new_rows = _new_rows(arena, table, insert)
+        keys, num_actions, regrets, strategy = new_rows
+        late = scales[insert]
+        if (late != 1.0).any():         # the new rows' strategy too (record after record)
+            strategy *= np.repeat(late, table[insert, rk.F_COUNTS + rk.A_NEW_STRATEGY])
+        # One store merge for the pass (it may grow the store; a key that two records hold
+        # is inserted once and summed).
+        store.merge(keys, num_actions, regrets, strategy, regret_floor=regret_floor,
+                    check_existing=False)
+    return codes
+
+
+def _check_then_add(arena, table, codes, merger, arrays, u32, f32, i64, rows, ranges,
+                    num_actions, status, by_source, floor, scales):
+    """The merge threads' pass (several shard ranges): every thread checks its shards of
+    every record, then those that passed everywhere are added, each thread its shards; sets
+    ``codes`` and returns the records merged (bool)."""
     parsed = not codes.any()                            # every record indexed OK
     checked = table if parsed else arena.kernel_table(codes != OK)  # skipped by check_records
-    arrays = store.arrays
     k_of = {r: k for k, r in enumerate(ranges)}
     merger.map(lambda lo, hi: rk.check_records(arrays, u32, i64, checked, lo, hi, num_actions,
                                                status[k_of[(lo, hi)]]), rows)
@@ -158,26 +193,24 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
             elif codes[r] < 0:
                 failed_sources.add(source)
     merge = codes == OK
-    floor = -np.inf if regret_floor is None else float(regret_floor)
-    scales = (np.ones(arena.count) if dcfr is None
-              else dcfr.strategy_scales(table[:, rk.F_SWEEPS]))
     merger.map(lambda lo, hi: rk.add_records(arrays.regrets, arrays.strategy_sum, u32, f32,
                                              i64, checked, merge, lo, hi, num_actions, floor,
                                              scales),
                rows)
-    insert = merge & has_new
-    if insert.any():
-        if new_rows is None or not np.array_equal(insert, checked_new):
-            new_rows = _new_rows(arena, table, insert)
-        keys, num_actions, regrets, strategy = new_rows
-        late = scales[insert]
-        if (late != 1.0).any():         # the new rows' strategy too (record after record)
-            strategy *= np.repeat(late, table[insert, rk.F_COUNTS + rk.A_NEW_STRATEGY])
-        # One store merge for the pass (it may grow the store; a key that two records hold
-        # is inserted once and summed).
-        store.merge(keys, num_actions, regrets, strategy, regret_floor=regret_floor,
-                    check_existing=False)
-    return codes
+    return merge
+
+
+_NO_SOURCES = np.zeros(0, np.int64)
+
+
+def _source_ids(sources):
+    """The records' sources as int64 for :func:`holdem.delta.record_kernels.check_add_records`:
+    themselves where they are integers (worker indices), else a number per distinct one."""
+    try:
+        return np.asarray(sources, np.int64)
+    except (TypeError, ValueError):
+        ids = {}
+        return np.array([ids.setdefault(s, len(ids)) for s in sources], np.int64)
 
 
 def _new_rows(arena, table, select):

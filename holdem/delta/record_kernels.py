@@ -56,6 +56,7 @@ BAD_FIELD = -13                  # a negative count or iteration count, a flag n
 BAD_CUTS = -14                   # a group's cuts do not split its rows and values
 BAD_NEW_ROWS = -15               # new rows' counts disagree, or a non-finite new value
 MAX_COUNT = 1 << 40
+AFTER_FAILURE = -22              # check_add_records: a later record of a source whose record failed
 
 
 @njit_inline
@@ -162,17 +163,55 @@ def check_records(store, u32, i64, table, first, last, num_actions, status):
     for r in range(table.shape[0]):
         row = table[r]
         status[r] = 0
-        for g in range(2):
-            rows = row[F_COUNTS + 3 * g]
-            if row[T_STATUS] == OK and status[r] == 0:
-                offsets = u32[row[T_START + 3 * g]:row[T_START + 3 * g] + rows]
-                bits = u32[row[T_START + 3 * g + 1]:row[T_START + 3 * g + 1]
-                           + row[F_COUNTS + 3 * g + 1]]
-                c = row[T_START + 3 * g + 2]
-                cuts = i64[c:c + CUTS].reshape(2, SHARDS + 1)
-                status[r] = check_shards(store, offsets, bits, cuts, first, last,
-                                         num_actions[base:base + rows])
-            base += rows
+        if row[T_STATUS] == OK:
+            status[r] = _check_record(store, u32, i64, row, base, num_actions, first, last)
+        base += row[F_COUNTS + A_REGRET_OFFSETS] + row[F_COUNTS + A_STRATEGY_OFFSETS]
+
+
+@njit_inline
+def _group(u32, values, i64, row, g):
+    """Group ``g`` (0: regret, 1: strategy updates) of the record of table row ``row``: its
+    offsets, its values as ``values`` views them (float32, or their bits as uint32) and its
+    cuts (int64[2, SHARDS + 1])."""
+    offsets = u32[row[T_START + 3 * g]:row[T_START + 3 * g] + row[F_COUNTS + 3 * g]]
+    first = row[T_START + 3 * g + 1]
+    c = row[T_START + 3 * g + 2]
+    return (offsets, values[first:first + row[F_COUNTS + 3 * g + 1]],
+            i64[c:c + CUTS].reshape(2, SHARDS + 1))
+
+
+@njit_inline
+def _check_record(store, u32, i64, row, base, num_actions, first, last):
+    """Check shards ``first`` .. ``last - 1`` of the record of table row ``row`` against
+    ``store`` (its rows' num_actions go from ``base`` in ``num_actions``): 0 or the first
+    failure's code."""
+    for g in range(2):
+        offsets, bits, cuts = _group(u32, u32, i64, row, g)
+        rows = offsets.shape[0]
+        status = check_shards(store, offsets, bits, cuts, first, last,
+                              num_actions[base:base + rows])
+        if status != 0:
+            return status
+        base += rows
+    return 0
+
+
+@njit_inline
+def _add_record(regrets, strategy_sum, u32, f32, i64, row, base, num_actions, first, last,
+                floor, scale):
+    """Add shards ``first`` .. ``last - 1`` of the record of table row ``row`` (its rows'
+    num_actions from ``base`` in ``num_actions``): regrets clamped at ``floor``, strategy
+    updates times ``scale``."""
+    for g in range(2):
+        offsets, values, cuts = _group(u32, f32, i64, row, g)
+        rows = offsets.shape[0]
+        if g == 0:
+            add_shards(regrets, offsets, num_actions[base:base + rows], values, cuts, first,
+                       last, floor, 1.0)
+        else:
+            add_shards(strategy_sum, offsets, num_actions[base:base + rows], values, cuts,
+                       first, last, -np.inf, scale)
+        base += rows
 
 
 @njit
@@ -186,21 +225,44 @@ def add_records(regrets, strategy_sum, u32, f32, i64, table, merge, first, last,
     base = np.int64(0)
     for r in range(table.shape[0]):
         row = table[r]
-        for g in range(2):
-            rows = row[F_COUNTS + 3 * g]
-            if merge[r]:
-                offsets = u32[row[T_START + 3 * g]:row[T_START + 3 * g] + rows]
-                values = f32[row[T_START + 3 * g + 1]:row[T_START + 3 * g + 1]
-                             + row[F_COUNTS + 3 * g + 1]]
-                c = row[T_START + 3 * g + 2]
-                cuts = i64[c:c + CUTS].reshape(2, SHARDS + 1)
-                if g == 0:
-                    add_shards(regrets, offsets, num_actions[base:base + rows], values, cuts,
-                               first, last, floor, 1.0)
-                else:
-                    add_shards(strategy_sum, offsets, num_actions[base:base + rows], values,
-                               cuts, first, last, -np.inf, strategy_scale[r])
-            base += rows
+        if merge[r]:
+            _add_record(regrets, strategy_sum, u32, f32, i64, row, base, num_actions, first,
+                        last, floor, strategy_scale[r])
+        base += row[F_COUNTS + A_REGRET_OFFSETS] + row[F_COUNTS + A_STRATEGY_OFFSETS]
+
+
+@njit
+def check_add_records(store, u32, f32, i64, table, codes, sources, by_source, num_actions,
+                      floor, strategy_scale):
+    """:func:`check_records` and :func:`add_records` over every shard in one call, record
+    after record, on one thread: a pass small enough to merge inline pays one kernel call
+    and no Python between the check and the add. ``codes`` (int64[records]; in: OK, or why
+    the record is left out -- a layout failure, SKIPPED, BAD_KEYS) gets each record's
+    outcome: OK for a record that was checked and added, else the first failure's code. With
+    ``by_source``, a record whose source (``sources``, int64) had an earlier record fail (a
+    negative code) is not checked and gets AFTER_FAILURE, as
+    :func:`holdem.delta.merge.merge_arena` rules for the merge threads' passes too. A record
+    is checked in full before anything of it is added, and checks read only the store's row
+    layout, which adds do not change, so the store ends as it would after all the checks and
+    then all the adds."""
+    failed = False
+    base = np.int64(0)
+    for r in range(table.shape[0]):
+        row = table[r]
+        rows_r = row[F_COUNTS + A_REGRET_OFFSETS] + row[F_COUNTS + A_STRATEGY_OFFSETS]
+        if codes[r] == OK and by_source and failed:
+            for q in range(r):
+                if sources[q] == sources[r] and codes[q] < 0:
+                    codes[r] = AFTER_FAILURE
+                    break
+        if codes[r] == OK:
+            codes[r] = _check_record(store, u32, i64, row, base, num_actions, 0, SHARDS)
+        if codes[r] == OK:
+            _add_record(store.regrets, store.strategy_sum, u32, f32, i64, row, base,
+                        num_actions, 0, SHARDS, floor, strategy_scale[r])
+        elif codes[r] < 0:
+            failed = True
+        base += rows_r
 
 
 @njit
