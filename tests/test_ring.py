@@ -536,7 +536,8 @@ def test_workers_follow_the_store_as_it_grows_during_a_run(tmp_path, monkeypatch
     """Leduc's store starts at 144 rows and doubles a few times in its first thousands of
     iterations, while two workers each have two batches of 2,000 iterations in hand: their
     records show them reading each new generation from their next flush (counted as the
-    executor's ``store_follows``), and the run ends complete, leaving no shared-memory file."""
+    executor's ``store_follows``), the generations both workers have moved past are unlinked
+    while the run goes on, and the run ends complete, leaving no shared-memory file."""
     from holdem import training
     from holdem.runtime.backends import make_executor
 
@@ -546,10 +547,16 @@ def test_workers_follow_the_store_as_it_grows_during_a_run(tmp_path, monkeypatch
         "iters": 20_000, "num_workers": 2, "batch_size": 2_000, "flush_iters": 100})
     game = make_game(config)
     executor = make_executor(game, config)
+    mapped = []                         # the store generations still mapped at the run's end
+    close = executor.close
+    monkeypatch.setattr(executor, "close", lambda: (
+        mapped.extend(sorted(executor.allocator.segments)), close()))
     result = training.train(config, tmp_path / "run", progress=False, executor=executor)
     assert result.iterations == 20_000
     assert executor.stats["store_follows"] >= 2, executor.stats
     assert executor.stats["restarts"] == 0          # every record merged, none refused
+    newest = executor.allocator.generation
+    assert newest >= 2 and mapped[-1] == newest and mapped[0] > 0, (newest, mapped)
     assert not list((tmp_path / "shm").iterdir())
 
 

@@ -130,15 +130,17 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
         return np.zeros(0, np.int64)
     table = arena.index()
     codes = table[:, rk.T_STATUS].copy()
-    has_new = table[:, rk.F_COUNTS + rk.A_KEYS] > 0
-    checked_new = has_new & (codes == OK)
-    new_rows = None
-    if game is not None and checked_new.any():
-        new_rows = _new_rows(arena, table, checked_new)
-        _check_new_keys(game, arena, new_rows, codes, checked_new)
+    # Records with new rows (by key; rare once the store holds most of the game: None when
+    # there are none), checked against the game before anything is merged.
+    has_new = checked_new = new_rows = None
+    if table[:, rk.F_COUNTS + rk.A_KEYS].any():
+        has_new = table[:, rk.F_COUNTS + rk.A_KEYS] > 0
+        checked_new = has_new & (codes == OK)
+        if game is not None and checked_new.any():
+            new_rows = _new_rows(arena, table, checked_new)
+            _check_new_keys(game, arena, new_rows, codes, checked_new)
     scratch = scratch or MergeScratch()
-    rows = int(table[:, rk.F_COUNTS + rk.A_REGRET_OFFSETS].sum()
-               + table[:, rk.F_COUNTS + rk.A_STRATEGY_OFFSETS].sum())
+    rows = rk.stored_rows(table)
     ranges = merger.ranges_for(rows)
     num_actions, status = scratch.arrays(rows, len(ranges), arena.count)
     _, u32, f32, i64, _ = arena.views()
@@ -155,8 +157,8 @@ def merge_arena(store, merger, arena, regret_floor, game=None, scratch=None, by_
     else:
         merge = _check_then_add(arena, table, codes, merger, arrays, u32, f32, i64, rows,
                                 ranges, num_actions, status, by_source, floor, scales)
-    insert = merge & has_new
-    if insert.any():
+    insert = None if has_new is None else merge & has_new
+    if insert is not None and insert.any():
         if new_rows is None or not np.array_equal(insert, checked_new):
             new_rows = _new_rows(arena, table, insert)
         keys, num_actions, regrets, strategy = new_rows

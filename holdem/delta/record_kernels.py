@@ -266,6 +266,15 @@ def check_add_records(store, u32, f32, i64, table, codes, sources, by_source, nu
 
 
 @njit
+def stored_rows(table):
+    """Rows the records hold of the store (both groups, every record): the merge's scratch."""
+    rows = np.int64(0)
+    for r in range(table.shape[0]):
+        rows += table[r, F_COUNTS + A_REGRET_OFFSETS] + table[r, F_COUNTS + A_STRATEGY_OFFSETS]
+    return rows
+
+
+@njit
 def count_new_rows(table, select):
     """(rows, values) of the new rows of the records with ``select[r]`` true."""
     rows = values = np.int64(0)

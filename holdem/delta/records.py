@@ -151,6 +151,7 @@ class RecordArena:
         self._dropped = []
         self.indexed = False
         self._columns = None
+        self._views = None
 
     def clear(self):
         self.count = self.used = 0
@@ -209,9 +210,13 @@ class RecordArena:
         self.reserve(len(payload), source)[:] = payload
 
     def views(self):
-        """(u8, u32, f32, i64, i8) views of the buffer, as the record kernels take them."""
+        """(u8, u32, f32, i64, i8) views of the buffer, as the record kernels take them (made
+        once per buffer: a merge pass asks for them several times)."""
         b = self._buffer
-        return b, b.view(np.uint32), b.view(np.float32), b.view(np.int64), b.view(np.int8)
+        if self._views is None or self._views[0] is not b:
+            self._views = (b, b.view(np.uint32), b.view(np.float32), b.view(np.int64),
+                           b.view(np.int8))
+        return self._views
 
     def index(self):
         """Parse every record into :attr:`table` (int64[count, TABLE_COLUMNS]); returns it
@@ -224,7 +229,8 @@ class RecordArena:
         u8, u32, _, i64, i8 = self.views()
         rk.index_records(u8, u32, i64, i8, self.starts[:self.count], self.lengths[:self.count],
                          table)
-        table[self._dropped, rk.T_STATUS] = SKIPPED
+        if self._dropped:
+            table[self._dropped, rk.T_STATUS] = SKIPPED
         self.indexed = True
         return table
 

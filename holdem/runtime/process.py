@@ -165,6 +165,8 @@ class ProcessExecutor:
         self._sweeps = None             # the DCFR sweeps last published to the workers
         self._published = None          # the store generation last published to them
         self._waited = 0.0              # seconds blocked in pool.wait since the start
+        self._waiting = set()           # workers that wait for a go (_Worker.waiting)
+        self._acked_moved = False       # a worker's acked generation rose since the last look
 
     # -- start -----------------------------------------------------------------------------
     def prepare(self, view):
@@ -302,6 +304,7 @@ class ProcessExecutor:
             trouble.setdefault(i, f"rejected a malformed payload ({why})")
         for i, wait in inbox.waits.items():
             self.workers[i].waiting = wait
+            self._waiting.add(i)
             self.stats["unmerged_waits"] += 1
         self._ready_messages(trouble)
         if inbox.rings is not None:         # records too large for a ring, or a ring full
@@ -325,12 +328,19 @@ class ProcessExecutor:
         (:class:`holdem.runtime.worker.UnmergedGate`) once enough are: a wait comes after the
         worker's records on its pipe, so the pass that read it merged them all, and the go
         follows at once unless a record was refused (the worker is then replaced)."""
+        if not self._waiting:
+            return
         now_ns = time.monotonic_ns()
-        for i, w in enumerate(self.workers):
-            if w.waiting is None or i in trouble or w.merged < w.waiting[0]:
+        for i in sorted(self._waiting):
+            w = self.workers[i]
+            if w.waiting is None:           # replaced since it asked
+                self._waiting.discard(i)
+                continue
+            if i in trouble or w.merged < w.waiting[0]:
                 continue
             self.stats["unmerged_wait_seconds"] += max(0, now_ns - w.waiting[1]) * 1e-9
             w.waiting = None
+            self._waiting.discard(i)
             try:
                 self.pool.submit(i, protocol.encode_go(w.merged))
             except WorkerDied:
@@ -403,7 +413,12 @@ class ProcessExecutor:
             merged = list(range(arena.count))
         passed = {}                         # worker -> iterations of its records merged now
         ids, counts, lasts, generations = head.id, head.iters, head.last, head.generation
-        seconds, sources = head.seconds, arena.sources
+        seconds, sent_ns = head.seconds, head.sent_ns
+        sources, lengths = arena.sources, arena.lengths
+        # The merged records' totals, from the header columns (a pass holds a few records:
+        # Python sums over them cost less than numpy's over the index table).
+        iters = visits = delay_ns = nbytes = 0
+        first_sent = None
         for r in merged:
             i = sources[r]
             w = self.workers[i]
@@ -416,6 +431,7 @@ class ProcessExecutor:
                 self.log.delta(arena.record(r), floor)
             if generations[r] > w.acked:
                 w.acked = generations[r]
+                self._acked_moved = True
                 if generations[r] > w.generation:   # mapped between two flushes (its ring)
                     w.generation = generations[r]
                     s["store_follows"] += 1
@@ -424,18 +440,16 @@ class ProcessExecutor:
                 w.rate = n / seconds[r]
             w.merged += n
             passed[i] = passed.get(i, 0) + n
-        # The merged records' totals, from the header columns (a pass holds a few records:
-        # Python sums over them cost less than numpy's over the index table).
-        iters = sum(counts[r] for r in merged)
-        visits = sum(head.visits[r] for r in merged)
-        utility_sum = sum(head.utility_sum[r] for r in merged)
-        work = sum(seconds[r] for r in merged)
-        sent = [head.sent_ns[r] for r in merged]
-        delay_ns = float(sum(max(0, now_ns - t) for t in sent))
-        first_sent = min(sent) if merged else None
-        lengths = arena.lengths
+            iters += n
+            visits += head.visits[r]
+            delay_ns += max(0, now_ns - sent_ns[r])
+            if first_sent is None or sent_ns[r] < first_sent:
+                first_sent = sent_ns[r]
+            nbytes += int(lengths[r])
+        utility_sum = sum([head.utility_sum[r] for r in merged])
+        work = sum([seconds[r] for r in merged])
         s["merges"] += len(merged)
-        s["delta_bytes"] += sum(int(lengths[r]) for r in merged)
+        s["delta_bytes"] += nbytes
         for i, n in passed.items():
             self.pool.merged(i, self.workers[i].merged)
             self.report.merged_at_once(n)
@@ -496,7 +510,11 @@ class ProcessExecutor:
     def _release_old_generations(self):
         # A generation's file may be unlinked once no worker can still be asked to map it:
         # every worker has answered a batch computed on a newer one. (Unlinking a file that
-        # is mapped is fine; mapping one that was unlinked is not.)
+        # is mapped is fine; mapping one that was unlinked is not.) Looked at when a worker's
+        # acked generation rose: a replaced worker's (-1) only holds the oldest back.
+        if not self._acked_moved:
+            return
+        self._acked_moved = False
         oldest = min(w.acked for w in self.workers)
         if oldest > 0:
             self.allocator.release_before(oldest)

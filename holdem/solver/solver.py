@@ -195,8 +195,8 @@ class DcfrSchedule:
         have in-process."""
         sweeps = np.asarray(sweeps, np.int64)
         out = np.ones(sweeps.shape[0])
-        if self.cfg.weighting != "dcfr":
-            return out
+        if self.cfg.weighting != "dcfr" or not sweeps.size or sweeps.min() >= self.steps:
+            return out              # nothing made before a sweep (a merge pass's usual case)
         late = (sweeps >= 0) & (sweeps < self.steps)
         if late.any():
             out[late] = strategy_discount(self.cfg.dcfr_gamma, sweeps[late], self.steps)
