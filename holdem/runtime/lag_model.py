@@ -76,8 +76,12 @@ class Costs:
     # tests, and with 196 us the 2-worker one fell to 0.65x (CI), with 366 us the 63-worker one
     # rose to 1.79x; with these they gave 1.01-1.18x, 0.90x and 1.01x
     # (docs/parallel.md#the-lag-simulators-clock). Before all that, from 2-worker merge lines:
-    # 200 us, 80 us and 2.4 ns.
-    pass_: float = 280e-6                  # main: per merge pass (wait, loop, bookkeeping)
+    # 200 us, 80 us and 2.4 ns. Since b1ac5b1 and f9eaf7b (a pass's fixed Python cut again: a
+    # one-record pass 188.5, 178.0 -> 152.3, 155.6 us in the loop), 200 us: the 2-worker check
+    # gave 1.36-1.46x with 230 us and 1.55-1.63x with 280 (the real passes faster), 1.16-1.22x
+    # with 200; the 15- and 63-worker one 1.32x and 0.82x alone, 1.22x and 1.02x beside other
+    # tests (/work/exp/s28/ratios2.txt).
+    pass_: float = 200e-6                  # main: per merge pass (wait, loop, bookkeeping)
     record: float = 3e-6                   # main: per record (note, index, checks, result)
     byte: float = 1.25e-9                  # main: per record byte merged, one merge thread
     pipe_byte: float = 0.5e-9              # main: per byte of a record sent through the pipe
