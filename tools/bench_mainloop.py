@@ -368,8 +368,9 @@ class Parts:
     """With ``--parts``: the CPU time (of the thread that made each call) of the parts of a
     merge pass, summed over the run, by wrapping the functions that do them."""
 
-    PARTS = (("merge kernels: add", rk, "add_records"),
-             ("merge kernels: check", rk, "check_records"),
+    PARTS = (("merge kernels, one thread: check and add", rk, "check_add_records"),
+             ("merge kernels, threads: add", rk, "add_records"),
+             ("merge kernels, threads: check", rk, "check_records"),
              ("index kernel", rk, "index_records"),
              ("wait for the workers", ProcessPool, "wait"),
              ("  of it reading pipes", Inbox, "drain"),
