@@ -165,7 +165,6 @@ class ProcessExecutor:
         self._sweeps = None             # the DCFR sweeps last published to the workers
         self._published = None          # the store generation last published to them
         self._waited = 0.0              # seconds blocked in pool.wait since the start
-        self._waiting = set()           # workers that wait for a go (_Worker.waiting)
         self._acked_moved = False       # a worker's acked generation rose since the last look
 
     # -- start -----------------------------------------------------------------------------
@@ -304,7 +303,6 @@ class ProcessExecutor:
             trouble.setdefault(i, f"rejected a malformed payload ({why})")
         for i, wait in inbox.waits.items():
             self.workers[i].waiting = wait
-            self._waiting.add(i)
             self.stats["unmerged_waits"] += 1
         self._ready_messages(trouble)
         if inbox.rings is not None:         # records too large for a ring, or a ring full
@@ -328,19 +326,12 @@ class ProcessExecutor:
         (:class:`holdem.runtime.worker.UnmergedGate`) once enough are: a wait comes after the
         worker's records on its pipe, so the pass that read it merged them all, and the go
         follows at once unless a record was refused (the worker is then replaced)."""
-        if not self._waiting:
-            return
         now_ns = time.monotonic_ns()
-        for i in sorted(self._waiting):
-            w = self.workers[i]
-            if w.waiting is None:           # replaced since it asked
-                self._waiting.discard(i)
-                continue
-            if i in trouble or w.merged < w.waiting[0]:
+        for i, w in enumerate(self.workers):
+            if w.waiting is None or i in trouble or w.merged < w.waiting[0]:
                 continue
             self.stats["unmerged_wait_seconds"] += max(0, now_ns - w.waiting[1]) * 1e-9
             w.waiting = None
-            self._waiting.discard(i)
             try:
                 self.pool.submit(i, protocol.encode_go(w.merged))
             except WorkerDied:
